@@ -1,0 +1,5 @@
+"""`python -m factstream` runs the factstream CLI."""
+
+from factstream.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""The stream agents: editor, materializer, query."""

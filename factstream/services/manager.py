@@ -1,0 +1,121 @@
+"""Bring the local stack up, down, and report on it; reuse what already runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from factstream.config import Settings
+from factstream.errors import PortTaken
+from factstream.services.base import LocalService
+from factstream.services.kafka import KafkaService
+from factstream.services.llama import LlamaServer
+from factstream.services.process import (
+    CacheLayout,
+    port_is_free,
+    read_pid,
+    start_detached,
+    stop_process,
+    wait_until,
+)
+from factstream.services.weaviate import WeaviateService
+
+__all__ = [
+    "SERVICE_NAMES",
+    "ServiceState",
+    "ServiceStatus",
+    "build_services",
+    "down",
+    "status",
+    "up",
+]
+
+SERVICE_NAMES = ("kafka", "weaviate", "lm")
+
+
+class ServiceState(StrEnum):
+    STARTED = "started"  # this call started it
+    RUNNING = "running"  # runs from our pid file
+    EXTERNAL = "external"  # answers, but not a process we started
+    REMOTE = "remote"  # settings point elsewhere: not ours to run
+    STOPPED = "stopped"
+
+
+@dataclass(frozen=True)
+class ServiceStatus:
+    name: str
+    state: ServiceState
+    endpoint: str
+    pid: int | None
+    log: str
+
+
+def build_services(settings: Settings, names: Iterable[str] = SERVICE_NAMES) -> list[LocalService]:
+    """The services named, in start order, configured from ``settings``."""
+    layout = CacheLayout(settings.local.cache_dir)
+    every: dict[str, LocalService] = {
+        "kafka": KafkaService(settings.kafka, settings.local, layout),
+        "weaviate": WeaviateService(settings.weaviate, settings.local, layout),
+        "lm": LlamaServer(settings.lm, settings.local, layout),
+    }
+    wanted = set(names)
+    unknown = wanted - every.keys()
+    if unknown:
+        raise ValueError(f"unknown service(s) {sorted(unknown)}; known: {list(every)}")
+    return [svc for name, svc in every.items() if name in wanted]
+
+
+def _status(svc: LocalService, started: bool = False) -> ServiceStatus:
+    if not svc.is_local:
+        return ServiceStatus(svc.name, ServiceState.REMOTE, svc.endpoint, None, "-")
+    pid = read_pid(svc.pidfile)
+    if started:
+        state = ServiceState.STARTED
+    elif svc.ready():
+        state = ServiceState.RUNNING if pid else ServiceState.EXTERNAL
+    else:
+        state = ServiceState.STOPPED
+    return ServiceStatus(svc.name, state, svc.endpoint, pid, str(svc.log))
+
+
+def _start(svc: LocalService, timeout_s: float) -> None:
+    pid = read_pid(svc.pidfile)
+    if pid is None:
+        for port in svc.ports:
+            if not port_is_free(port.number):
+                raise PortTaken(svc.name, port.number, port.setting)
+        svc.provision()
+        svc.prepare()
+        spec = svc.launch()
+        pid = start_detached(spec.argv, svc.log, svc.pidfile, env=spec.env)
+    # else: our process from an earlier 'up' is still starting; wait for it like a new one.
+    wait_until(svc.name, svc.ready, pid=pid, log=svc.log, timeout_s=timeout_s)
+
+
+def up(settings: Settings, names: Iterable[str] = SERVICE_NAMES) -> list[ServiceStatus]:
+    """Provision and start the named services; ones that already answer are reused."""
+    result = []
+    for svc in build_services(settings, names):
+        if not svc.is_local or svc.ready():
+            result.append(_status(svc))
+            continue
+        _start(svc, settings.local.start_timeout_s)
+        result.append(_status(svc, started=True))
+    return result
+
+
+def down(settings: Settings, names: Iterable[str] = SERVICE_NAMES) -> list[ServiceStatus]:
+    """Stop the named services that we started (reverse order); leave others alone."""
+    services = build_services(settings, names)
+    for svc in reversed(services):
+        pid = read_pid(svc.pidfile)
+        if pid is not None:
+            stop_process(pid)
+        svc.pidfile.unlink(missing_ok=True)
+    return [_status(svc) for svc in services]
+
+
+def status(settings: Settings, names: Iterable[str] = SERVICE_NAMES) -> list[ServiceStatus]:
+    """What runs now."""
+    return [_status(svc) for svc in build_services(settings, names)]

@@ -1,0 +1,181 @@
+"""Process plumbing for local services: build steps, detached servers, pid files, ports."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from factstream.errors import BuildStepFailed, ServiceStartFailed, ToolMissing
+
+__all__ = [
+    "CacheLayout",
+    "port_is_free",
+    "process_alive",
+    "require_tool",
+    "read_pid",
+    "run_step",
+    "start_detached",
+    "stop_process",
+    "wait_until",
+]
+
+
+@dataclass(frozen=True)
+class CacheLayout:
+    """Where the local stack keeps things, all below one cache folder."""
+
+    root: Path
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def run(self) -> Path:
+        return self.root / "run"
+
+    @property
+    def data(self) -> Path:
+        return self.root / "data"
+
+    def log(self, name: str) -> Path:
+        self.logs.mkdir(parents=True, exist_ok=True)
+        return self.logs / f"{name}.log"
+
+    def pidfile(self, name: str) -> Path:
+        self.run.mkdir(parents=True, exist_ok=True)
+        return self.run / f"{name}.pid"
+
+
+def require_tool(service: str, tool: str, hint: str) -> str:
+    """Return the absolute path of ``tool`` or raise ToolMissing."""
+    path = shutil.which(tool)
+    if path is None:
+        raise ToolMissing(service, tool, hint)
+    return path
+
+
+def run_step(
+    service: str,
+    step: str,
+    cmd: Sequence[str | Path],
+    log: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> None:
+    """Run one provisioning step, appending its output to ``log``; raise BuildStepFailed."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as out:
+        out.write(f"\n### {service}: {step}\n$ {' '.join(map(str, cmd))}\n".encode())
+        out.flush()
+        proc = subprocess.run(  # noqa: S603 - fixed argv built by us
+            [str(c) for c in cmd],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
+            cwd=cwd,
+            check=False,
+        )
+    if proc.returncode != 0:
+        raise BuildStepFailed(service, step, proc.returncode, log)
+
+
+def start_detached(
+    cmd: Sequence[str | Path], log: Path, pidfile: Path, *, env: Mapping[str, str] | None = None
+) -> int:
+    """Start a server in its own session (it outlives this process); record its pid."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as out:
+        out.write(f"\n### start {time.strftime('%Y-%m-%dT%H:%M:%S')}\n".encode())
+    argv = [str(c) for c in cmd]
+    # posix_spawn rather than Popen: no Popen object whose finaliser warns while the server runs.
+    pid = os.posix_spawnp(
+        argv[0],
+        argv,
+        {**os.environ, **(env or {})},
+        file_actions=[
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, str(log), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644),
+            (os.POSIX_SPAWN_DUP2, 1, 2),
+        ],
+        setsid=True,
+    )
+    pidfile.write_text(str(pid))
+    return pid
+
+
+def read_pid(pidfile: Path) -> int | None:
+    """The pid recorded in ``pidfile`` if that process still runs."""
+    try:
+        pid = int(pidfile.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+    return pid if process_alive(pid) else None
+
+
+def process_alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    with contextlib.suppress(OSError):
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        if state == "Z":
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+            return False
+    return True
+
+
+def stop_process(pid: int, *, grace_s: float = 30.0) -> None:
+    """SIGTERM the process group of ``pid``, then SIGKILL it after ``grace_s``."""
+    for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 10.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, sig)
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            if not process_alive(pid):
+                return
+            time.sleep(0.2)
+
+
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    """True if nothing listens on ``host:port`` (we could bind it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.connect((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def wait_until(
+    service: str,
+    ready: Callable[[], bool],
+    *,
+    pid: int,
+    log: Path,
+    timeout_s: float,
+    interval_s: float = 0.5,
+) -> None:
+    """Poll ``ready`` until it is true; fail early if ``pid`` exits."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if ready():
+            return
+        if not process_alive(pid):
+            raise ServiceStartFailed(service, "the process exited during start-up", log)
+        time.sleep(interval_s)
+    raise ServiceStartFailed(service, f"not ready after {timeout_s:.0f}s", log)

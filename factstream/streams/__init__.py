@@ -1,0 +1,1 @@
+"""Stream processing plumbing: the faust app, ordering, dead letters, offsets."""
