@@ -75,6 +75,18 @@ def services_up(only: Only = None, gguf: Gguf = None) -> None:
     _print_status(rows)
 
 
+@services_app.command("provision")
+def services_provision(only: Only = None) -> None:
+    """Download and build the services (first run: ~10 minutes) without starting them."""
+    settings = _settings()
+    console.print(f"cache: {settings.local.cache_dir}")
+    try:
+        manager.provision(settings, only or manager.SERVICE_NAMES)
+    except FactstreamError as exc:
+        raise _fail(exc) from exc
+    console.print("provisioned")
+
+
 @services_app.command("down")
 def services_down(only: Only = None) -> None:
     """Stop the services this cache folder started; services started elsewhere are left alone."""

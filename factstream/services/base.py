@@ -38,8 +38,13 @@ class LocalService(ABC):
         self.layout = layout
 
     @property
+    def instance(self) -> str:
+        """Name of this instance: service and client port, so two instances never share files."""
+        return f"{self.name}-{self.ports[0].number}"
+
+    @property
     def log(self) -> Path:
-        return self.layout.log(self.name)
+        return self.layout.log(self.instance)
 
     @property
     def build_log(self) -> Path:
@@ -47,7 +52,7 @@ class LocalService(ABC):
 
     @property
     def pidfile(self) -> Path:
-        return self.layout.pidfile(self.name)
+        return self.layout.pidfile(self.instance)
 
     @property
     @abstractmethod

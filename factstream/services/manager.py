@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -93,27 +93,43 @@ def _start(svc: LocalService, timeout_s: float) -> None:
     wait_until(svc.name, svc.ready, pid=pid, log=svc.log, timeout_s=timeout_s)
 
 
-def up(settings: Settings, names: Iterable[str] = SERVICE_NAMES) -> list[ServiceStatus]:
-    """Provision and start the named services; ones that already answer are reused."""
+def start_services(services: Sequence[LocalService], timeout_s: float) -> list[ServiceStatus]:
+    """Provision and start ``services`` in order; ones that already answer are reused."""
     result = []
-    for svc in build_services(settings, names):
+    for svc in services:
         if not svc.is_local or svc.ready():
             result.append(_status(svc))
             continue
-        _start(svc, settings.local.start_timeout_s)
+        _start(svc, timeout_s)
         result.append(_status(svc, started=True))
     return result
 
 
-def down(settings: Settings, names: Iterable[str] = SERVICE_NAMES) -> list[ServiceStatus]:
-    """Stop the named services that we started (reverse order); leave others alone."""
-    services = build_services(settings, names)
+def stop_services(services: Sequence[LocalService]) -> list[ServiceStatus]:
+    """Stop those of ``services`` that we started (reverse order); leave others alone."""
     for svc in reversed(services):
         pid = read_pid(svc.pidfile)
         if pid is not None:
             stop_process(pid)
         svc.pidfile.unlink(missing_ok=True)
     return [_status(svc) for svc in services]
+
+
+def provision(settings: Settings, names: Iterable[str] = SERVICE_NAMES) -> None:
+    """Download and build the named local services without starting them."""
+    for svc in build_services(settings, names):
+        if svc.is_local:
+            svc.provision()
+
+
+def up(settings: Settings, names: Iterable[str] = SERVICE_NAMES) -> list[ServiceStatus]:
+    """Provision and start the named services; ones that already answer are reused."""
+    return start_services(build_services(settings, names), settings.local.start_timeout_s)
+
+
+def down(settings: Settings, names: Iterable[str] = SERVICE_NAMES) -> list[ServiceStatus]:
+    """Stop the named services that this cache folder started."""
+    return stop_services(build_services(settings, names))
 
 
 def status(settings: Settings, names: Iterable[str] = SERVICE_NAMES) -> list[ServiceStatus]:

@@ -1,0 +1,19 @@
+"""Test-suite hygiene shared by unit and integration tests."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+pytest_plugins = ["fixtures.services", "fixtures.factories"]
+
+
+@pytest.fixture(autouse=True)
+def _restore_environ() -> Iterator[None]:
+    """A test may set env vars; the next test never sees them."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)

@@ -1,0 +1,103 @@
+"""Process plumbing: build steps name their failures, detached servers start and stop."""
+
+from __future__ import annotations
+
+import socket
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from factstream.errors import BuildStepFailed, ServiceStartFailed, ToolMissing
+from factstream.services.process import (
+    CacheLayout,
+    port_is_free,
+    process_alive,
+    read_pid,
+    require_tool,
+    run_step,
+    start_detached,
+    stop_process,
+    wait_until,
+)
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    """A TCP port on 127.0.0.1 that something listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
+
+
+def test_run_step_logs_output(tmp_path: Path) -> None:
+    log = tmp_path / "build.log"
+    run_step("svc", "say hello", [sys.executable, "-c", "print('hello from step')"], log)
+    text = log.read_text()
+    assert "### svc: say hello" in text and "hello from step" in text
+
+
+def test_failed_step_names_step_exit_code_and_log(tmp_path: Path) -> None:
+    log = tmp_path / "build.log"
+    cmd = [sys.executable, "-c", "import sys; print('compiler exploded'); sys.exit(3)"]
+    with pytest.raises(BuildStepFailed) as info:
+        run_step("weaviate", "go install", cmd, log)
+    assert info.value.returncode == 3
+    assert "weaviate: step 'go install' failed with exit code 3" in str(info.value)
+    assert str(log) in str(info.value)
+    assert "compiler exploded" in log.read_text()
+
+
+def test_missing_tool_is_a_clear_error() -> None:
+    with pytest.raises(ToolMissing, match="'no-such-tool-xyz' is not installed.*apt-get"):
+        require_tool("kafka", "no-such-tool-xyz", "try apt-get install it")
+
+
+def test_port_is_free(listener: int) -> None:
+    assert not port_is_free(listener)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        free = sock.getsockname()[1]
+    assert port_is_free(free)
+
+
+def test_detached_process_survives_and_stops(tmp_path: Path) -> None:
+    layout = CacheLayout(tmp_path)
+    pidfile, log = layout.pidfile("sleeper"), layout.log("sleeper")
+    pid = start_detached(
+        [sys.executable, "-c", "print('up', flush=True); import time; time.sleep(60)"], log, pidfile
+    )
+    assert read_pid(pidfile) == pid and process_alive(pid)
+    deadline = time.monotonic() + 10
+    while "up" not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "up" in log.read_text()
+    stop_process(pid, grace_s=5)
+    assert not process_alive(pid)
+    assert read_pid(pidfile) is None
+
+
+def test_wait_until_fails_fast_when_the_process_exits(tmp_path: Path) -> None:
+    layout = CacheLayout(tmp_path)
+    log = layout.log("crasher")
+    pid = start_detached([sys.executable, "-c", "raise SystemExit(1)"], log, layout.pidfile("c"))
+    started = time.monotonic()
+    with pytest.raises(ServiceStartFailed, match="exited during start-up"):
+        wait_until("crasher", lambda: False, pid=pid, log=log, timeout_s=30)
+    assert time.monotonic() - started < 10
+
+
+def test_wait_until_times_out(tmp_path: Path) -> None:
+    layout = CacheLayout(tmp_path)
+    log = layout.log("slow")
+    pid = start_detached(
+        [sys.executable, "-c", "import time; time.sleep(30)"], log, layout.pidfile("slow")
+    )
+    try:
+        with pytest.raises(ServiceStartFailed, match="not ready after 1s"):
+            wait_until("slow", lambda: False, pid=pid, log=log, timeout_s=1, interval_s=0.1)
+    finally:
+        stop_process(pid, grace_s=2)
