@@ -1,0 +1,59 @@
+# factstream: `make demo` and `make test` are all a fresh machine needs.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: help setup tools services provision demo test test-unit lint format down clean
+
+help:
+	@echo "make demo       set everything up, start the local stack, run the demo"
+	@echo "make test       set everything up, run lint and every test (unit + integration)"
+	@echo "make test-unit  unit tests only (no services)"
+	@echo "make lint       ruff + mypy"
+	@echo "make down       stop the local services"
+
+tools:
+	@deploy/local/require-tools.sh
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml deploy/local/require-tools.sh
+	@deploy/local/require-tools.sh
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "factstream needs Python >= 3.11"'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	@touch $@
+
+# First run: resolves Kafka from Maven Central, builds Weaviate (go install) and
+# llama-cpp-python; about 10-15 minutes. Cached in $${FACTSTREAM_CACHE_DIR:-~/.cache/factstream}.
+provision: setup
+	$(BIN)/factstream services provision
+
+services: setup
+	$(BIN)/factstream services up
+
+demo: setup
+	$(BIN)/factstream demo
+
+lint: setup
+	$(BIN)/ruff check factstream tests
+	$(BIN)/ruff format --check factstream tests
+	$(BIN)/mypy
+
+format: setup
+	$(BIN)/ruff check --fix factstream tests
+	$(BIN)/ruff format factstream tests
+
+# Integration tests start the services they need (reusing running ones) and stop what they started.
+test: lint provision
+	$(BIN)/pytest
+
+test-unit: setup
+	$(BIN)/pytest -m "not integration"
+
+down: setup
+	$(BIN)/factstream services down
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
