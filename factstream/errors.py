@@ -1,11 +1,18 @@
 """factstream's exception hierarchy; every error we raise derives from FactstreamError.
 
 FactstreamError
-└── ServiceError                 the local stack (factstream services)
-    ├── ToolMissing              a required program (java, mvn, go, ...) is not installed
-    ├── BuildStepFailed          a provisioning step exited non-zero (names step and log)
-    ├── PortTaken                a port the service needs is held by another program
-    └── ServiceStartFailed       the process died or never became ready (names its log)
+├── ServiceError                 the local stack (factstream services)
+│   ├── ToolMissing              a required program (java, mvn, go, ...) is not installed
+│   ├── BuildStepFailed          a provisioning step exited non-zero (names step and log)
+│   ├── PortTaken                a port the service needs is held by another program
+│   └── ServiceStartFailed       the process died or never became ready (names its log)
+├── LMError                      the LM server, or what it answered
+│   ├── LMConfigError            the backend cannot be determined or is misconfigured
+│   ├── LMUnavailable            unreachable or timing out, past retries or the outage limit
+│   ├── LMServerError            kept answering 5xx or 429 after every retry
+│   ├── LMRequestRejected        refused the request (4xx): bad schema, context too long ...
+│   └── LMOutputInvalid          output did not parse or broke its constraints, every attempt
+└── EmbedError                   the embedding model cannot be loaded or run
 """
 
 from __future__ import annotations
@@ -14,7 +21,14 @@ from pathlib import Path
 
 __all__ = [
     "BuildStepFailed",
+    "EmbedError",
     "FactstreamError",
+    "LMConfigError",
+    "LMError",
+    "LMOutputInvalid",
+    "LMRequestRejected",
+    "LMServerError",
+    "LMUnavailable",
     "PortTaken",
     "ServiceError",
     "ServiceStartFailed",
@@ -65,3 +79,49 @@ class ServiceStartFailed(ServiceError):
     def __init__(self, service: str, reason: str, log: Path) -> None:
         super().__init__(f"{service}: {reason}; its log: {log}")
         self.service, self.reason, self.log = service, reason, log
+
+
+class LMError(FactstreamError):
+    """The LM server failed us, or its output could not be used."""
+
+
+class LMConfigError(LMError):
+    """The LM backend cannot be determined, or the settings contradict the server."""
+
+
+class LMUnavailable(LMError):
+    """The LM server could not be reached (or timed out) past every retry or the outage limit."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"LM server at {url} unavailable: {reason}")
+        self.url, self.reason = url, reason
+
+
+class LMServerError(LMError):
+    """The LM server kept answering 5xx or 429 after every retry."""
+
+    def __init__(self, url: str, status: int, detail: str) -> None:
+        super().__init__(f"LM server at {url} answered HTTP {status}: {detail}")
+        self.url, self.status, self.detail = url, status, detail
+
+
+class LMRequestRejected(LMError):
+    """The LM server refused the request (4xx); retrying the same request cannot help."""
+
+    def __init__(self, url: str, status: int, detail: str) -> None:
+        super().__init__(f"LM server at {url} rejected the request (HTTP {status}): {detail}")
+        self.url, self.status, self.detail = url, status, detail
+
+
+class LMOutputInvalid(LMError):
+    """Every attempt's output failed to parse or broke its constraints; nothing was guessed."""
+
+    def __init__(self, prompt: str, attempts: int, reason: str, output: str) -> None:
+        super().__init__(
+            f"{prompt}: no valid output after {attempts} attempt(s); last problem: {reason}"
+        )
+        self.prompt, self.attempts, self.reason, self.output = prompt, attempts, reason, output
+
+
+class EmbedError(FactstreamError):
+    """The embedding model could not be loaded or run."""
