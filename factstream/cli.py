@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -28,8 +29,10 @@ services_app = typer.Typer(
 app.add_typer(services_app, name="services")
 console = Console(width=160) if not Console().is_terminal else Console()
 
+ServiceName = StrEnum("ServiceName", {name: name for name in manager.SERVICE_NAMES})  # type: ignore[misc]  # functional API
+
 Only = Annotated[
-    list[str] | None,
+    list[ServiceName] | None,
     typer.Option("--only", help=f"Only this service ({', '.join(manager.SERVICE_NAMES)}); repeat."),
 ]
 Gguf = Annotated[

@@ -1,0 +1,56 @@
+"""The factstream CLI: clear errors and exit codes, status without services."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from factstream.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def squatter() -> Iterator[int]:
+    """A port held by a program that speaks no Kafka: it accepts and says nothing."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
+
+
+def test_up_refuses_a_port_held_by_another_program(
+    squatter: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FACTSTREAM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("FACTSTREAM_KAFKA_BOOTSTRAP_SERVERS", f"127.0.0.1:{squatter}")
+    result = runner.invoke(app, ["services", "up", "--only", "kafka"])
+    assert result.exit_code == 1
+    assert f"port 127.0.0.1:{squatter} is taken" in result.output
+    assert "FACTSTREAM_KAFKA_BOOTSTRAP_SERVERS" in result.output
+    assert not (
+        tmp_path / "kafka"
+    ).exists()  # nothing was downloaded for a start that cannot happen
+
+
+def test_status_reports_remote_and_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FACTSTREAM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("FACTSTREAM_LM_URL", "http://gpu-box.invalid:8000/v1")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        free = sock.getsockname()[1]
+    monkeypatch.setenv("FACTSTREAM_WEAVIATE_HTTP_PORT", str(free))
+    result = runner.invoke(app, ["services", "status", "--only", "lm", "--only", "weaviate"])
+    assert result.exit_code == 0, result.output
+    lines = {line.split("│")[1].strip(): line for line in result.output.splitlines() if "│" in line}
+    assert "remote" in lines["lm"] and "stopped" in lines["weaviate"]
+
+
+def test_unknown_service_is_rejected() -> None:
+    result = runner.invoke(app, ["services", "status", "--only", "postgres"])
+    assert result.exit_code == 2
+    assert "Invalid value" in result.output and "kafka" in result.output
