@@ -1,0 +1,1 @@
+"""The fact store: a Protocol and its Weaviate implementation (plus a unit-test double)."""

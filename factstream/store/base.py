@@ -1,0 +1,120 @@
+"""The fact store the editor and the query agent see: a Protocol, whatever holds the facts.
+
+Weaviate is the real one (``weaviate_store.py``); ``memory.py`` is a unit-test double and
+never a runtime fallback. The store is a projection of the changelog: it is written by the
+materializer only, and can be dropped and rebuilt from ``factstream.fact-edits``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from factstream.topics.records import Fact
+
+__all__ = ["AppliedBatch", "FactPage", "FactStore", "SearchHit", "StoredFact"]
+
+
+@dataclass(frozen=True)
+class StoredFact:
+    """A fact with the vector it is searched by (the embedding of its text)."""
+
+    fact: Fact
+    vector: Sequence[float]
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One retrieved fact.
+
+    Attributes:
+        fact: the fact as stored.
+        similarity: cosine similarity of the fact's vector to the query vector, in [-1, 1];
+            the similarity floor applies to this.
+        score: the store's fused hybrid score (dense + BM25), used for ranking only.
+    """
+
+    fact: Fact
+    similarity: float
+    score: float
+
+
+@dataclass(frozen=True)
+class FactPage:
+    """One page of a listing; ``cursor`` continues it (None at the end)."""
+
+    facts: list[Fact]
+    cursor: str | None
+
+
+@dataclass(frozen=True)
+class AppliedBatch:
+    """The record that a document's edit batch was applied (the first one wins)."""
+
+    document_id: str
+    batch_id: str
+    size: int
+
+
+class FactStore(Protocol):
+    """Facts per namespace (one isolated partition each, created on first use)."""
+
+    async def search(
+        self,
+        namespace: str,
+        query: str,
+        vector: Sequence[float],
+        *,
+        as_of: datetime | None,
+        top_k: int,
+        min_similarity: float,
+        alpha: float,
+    ) -> list[SearchHit]:
+        """Hybrid search (``alpha`` 1 = dense only, 0 = BM25 only) over facts true at ``as_of``.
+
+        ``as_of`` None means true now. Only hits with ``similarity >= min_similarity`` are
+        returned, best ``score`` first, at most ``top_k``. An unknown namespace has no facts.
+        """
+        ...
+
+    async def get(self, namespace: str, fact_ids: Sequence[str]) -> dict[str, Fact]:
+        """The facts among ``fact_ids`` that exist, by id."""
+        ...
+
+    async def list(
+        self,
+        namespace: str,
+        *,
+        as_of: datetime | None = None,
+        include_false: bool = False,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> FactPage:
+        """All facts of a namespace in a stable order, page by page."""
+        ...
+
+    async def upsert(self, namespace: str, facts: Sequence[StoredFact]) -> None:
+        """Write facts (insert or replace by fact id) in batches; raise if any object fails."""
+        ...
+
+    async def applied_batch(self, namespace: str, document_id: str) -> AppliedBatch | None:
+        """The batch already applied for ``document_id``, if any."""
+        ...
+
+    async def record_batch(self, namespace: str, batch: AppliedBatch) -> None:
+        """Remember that ``batch`` was applied (written after its facts)."""
+        ...
+
+    async def drop_namespace(self, namespace: str) -> None:
+        """Delete every fact and batch record of a namespace (for a rebuild)."""
+        ...
+
+    async def namespaces(self) -> list[str]:
+        """The namespaces that have a partition."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections."""
+        ...
