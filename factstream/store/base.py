@@ -83,7 +83,7 @@ class FactStore(Protocol):
         """The facts among ``fact_ids`` that exist, by id."""
         ...
 
-    async def list(
+    async def list_facts(
         self,
         namespace: str,
         *,
