@@ -23,6 +23,7 @@ __all__ = [
     "LMSettings",
     "LocalSettings",
     "Settings",
+    "StoreSettings",
     "WeaviateSettings",
     "env_var_table",
     "load_settings",
@@ -69,6 +70,26 @@ class WeaviateSettings(BaseSettings):
     def url(self) -> str:
         """The REST base URL."""
         return f"http://{self.host}:{self.http_port}"
+
+
+class StoreSettings(BaseSettings):
+    """How the fact store keeps facts in Weaviate."""
+
+    model_config = _section("FACTSTREAM_STORE_")
+
+    collection_prefix: str = Field(
+        "Factstream",
+        pattern=r"^[A-Z][A-Za-z0-9_]{0,100}$",
+        description="Prefix of the Weaviate collection names ({prefix}Fact, "
+        "{prefix}AppliedBatch); tests use unique ones.",
+    )
+    write_batch_size: int = Field(200, ge=1, description="Facts per Weaviate batch request.")
+    search_overfetch: int = Field(
+        3,
+        ge=1,
+        description="Search candidates fetched per wanted hit, before the exact true-at-T and "
+        "similarity checks drop some.",
+    )
 
 
 class LMSettings(BaseSettings):
@@ -189,6 +210,7 @@ class Settings(BaseSettings):
 
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)
     weaviate: WeaviateSettings = Field(default_factory=WeaviateSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
     lm: LMSettings = Field(default_factory=LMSettings)
     embed: EmbedSettings = Field(default_factory=EmbedSettings)
     local: LocalSettings = Field(default_factory=LocalSettings)

@@ -12,7 +12,10 @@ FactstreamError
 │   ├── LMServerError            kept answering 5xx or 429 after every retry
 │   ├── LMRequestRejected        refused the request (4xx): bad schema, context too long ...
 │   └── LMOutputInvalid          output did not parse or broke its constraints, every attempt
-└── EmbedError                   the embedding model cannot be loaded or run
+├── EmbedError                   the embedding model cannot be loaded or run
+└── StoreError                   the fact store (Weaviate) failed or refused a request
+    ├── StoreUnavailable         unreachable or timing out
+    └── StoreWriteFailed         objects of a batched write were rejected (names the fact ids)
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ __all__ = [
     "PortTaken",
     "ServiceError",
     "ServiceStartFailed",
+    "StoreError",
+    "StoreUnavailable",
+    "StoreWriteFailed",
     "ToolMissing",
 ]
 
@@ -125,3 +131,24 @@ class LMOutputInvalid(LMError):
 
 class EmbedError(FactstreamError):
     """The embedding model could not be loaded or run."""
+
+
+class StoreError(FactstreamError):
+    """The fact store failed or refused a request."""
+
+
+class StoreUnavailable(StoreError):
+    """The fact store could not be reached, or timed out; retrying later may help."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"fact store at {url} unavailable: {reason}")
+        self.url, self.reason = url, reason
+
+
+class StoreWriteFailed(StoreError):
+    """Some objects of a batched write were rejected; ``failures`` maps fact id to message."""
+
+    def __init__(self, namespace: str, failures: dict[str, str]) -> None:
+        shown = "; ".join(f"{fact_id}: {message}" for fact_id, message in failures.items())
+        super().__init__(f"namespace {namespace}: {len(failures)} fact(s) not written: {shown}")
+        self.namespace, self.failures = namespace, failures
