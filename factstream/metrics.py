@@ -1,0 +1,128 @@
+"""Every Prometheus metric factstream exports, created once against an injected registry.
+
+Labels stay low-cardinality: task names, model names, and small fixed enums.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+__all__ = ["EmbedMetrics", "LMMetrics", "Metrics"]
+
+_LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+
+
+@dataclass(frozen=True)
+class LMMetrics:
+    """LM requests, tokens, retries, cache, outages."""
+
+    requests: Counter
+    tokens: Counter
+    latency: Histogram
+    retries: Counter
+    cache_hits: Counter
+    outage: Gauge
+    outages: Counter
+    waiting: Gauge
+
+    @classmethod
+    def create(cls, registry: CollectorRegistry) -> LMMetrics:
+        """Register the LM metrics on ``registry``."""
+        return cls(
+            requests=Counter(
+                "factstream_lm_requests",
+                "LM calls by task and outcome (ok, cached, error, invalid_output).",
+                ["task", "model", "outcome"],
+                registry=registry,
+            ),
+            tokens=Counter(
+                "factstream_lm_tokens",
+                "Tokens the LM server reported, by task and kind (prompt, completion).",
+                ["task", "model", "kind"],
+                registry=registry,
+            ),
+            latency=Histogram(
+                "factstream_lm_request_seconds",
+                "Seconds per LM server request (successful ones).",
+                ["task", "model"],
+                buckets=_LATENCY_BUCKETS,
+                registry=registry,
+            ),
+            retries=Counter(
+                "factstream_lm_retries",
+                "LM retries by reason (connection, timeout, server_error, rate_limited, "
+                "invalid_output).",
+                ["task", "model", "reason"],
+                registry=registry,
+            ),
+            cache_hits=Counter(
+                "factstream_lm_cache_hits",
+                "LM answers served from the response cache.",
+                ["task", "model"],
+                registry=registry,
+            ),
+            outage=Gauge(
+                "factstream_lm_outage",
+                "1 while the LM server is considered down (callers wait), else 0.",
+                ["model"],
+                registry=registry,
+            ),
+            outages=Counter(
+                "factstream_lm_outages",
+                "LM outages declared (the circuit breaker opened).",
+                ["model"],
+                registry=registry,
+            ),
+            waiting=Gauge(
+                "factstream_lm_waiting_calls",
+                "LM calls waiting for the server to come back.",
+                ["model"],
+                registry=registry,
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class EmbedMetrics:
+    """Embedding batches and texts."""
+
+    texts: Counter
+    latency: Histogram
+
+    @classmethod
+    def create(cls, registry: CollectorRegistry) -> EmbedMetrics:
+        """Register the embedding metrics on ``registry``."""
+        return cls(
+            texts=Counter(
+                "factstream_embed_texts",
+                "Texts embedded.",
+                ["model"],
+                registry=registry,
+            ),
+            latency=Histogram(
+                "factstream_embed_batch_seconds",
+                "Seconds per embedding batch.",
+                ["model"],
+                buckets=_LATENCY_BUCKETS,
+                registry=registry,
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """All of factstream's metrics; build one per process (or per test) with ``create``."""
+
+    registry: CollectorRegistry
+    lm: LMMetrics
+    embed: EmbedMetrics
+
+    @classmethod
+    def create(cls, registry: CollectorRegistry | None = None) -> Metrics:
+        """Create every metric on ``registry`` (a fresh one if None)."""
+        registry = registry if registry is not None else CollectorRegistry()
+        return cls(
+            registry=registry, lm=LMMetrics.create(registry), embed=EmbedMetrics.create(registry)
+        )

@@ -1,0 +1,125 @@
+"""What a prompt is: messages, the answer's shape (constraint), its response model, its checks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = [
+    "Choice",
+    "Constraint",
+    "ConstraintBroken",
+    "DocumentView",
+    "JsonSchema",
+    "Message",
+    "Prompt",
+    "PromptFn",
+    "as_data",
+]
+
+Role = Literal["system", "user", "assistant"]
+
+
+class Message(BaseModel):
+    """One chat message."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True)
+class JsonSchema:
+    """The answer must be JSON valid against ``schema``."""
+
+    name: str
+    schema: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The answer must be exactly one of ``options``."""
+
+    options: tuple[str, ...]
+
+
+Constraint = JsonSchema | Choice
+
+
+class ConstraintBroken(ValueError):
+    """An answer parsed but breaks a rule of its prompt (wrong indices, missing facts ...)."""
+
+
+class DocumentView(BaseModel):
+    """The parts of a document the prompts show the LM."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    timestamp: datetime
+    title: str | None = None
+
+    @property
+    def date(self) -> str:
+        """The event date as the prompts write it (YYYY-MM-DD)."""
+        return self.timestamp.date().isoformat()
+
+
+C = TypeVar("C")
+R = TypeVar("R", bound=BaseModel)
+PromptFn = Callable[[C], list[Message]]
+
+
+def _no_check(ctx: Any, value: Any) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Prompt(Generic[C, R]):
+    """One version of one prompt: pure functions from a context to what the LM gets.
+
+    Attributes:
+        name: Task name, also the metric label (``classify_facts``).
+        version: Version tag (``v1``); ``id`` is ``name.version``.
+        messages: ``(context) -> list[Message]``.
+        response_model: The pydantic model the answer parses into.
+        constraint: ``(context) -> Constraint`` the server must enforce.
+        max_tokens: ``(context) -> int``, the completion budget.
+        check: ``(context, parsed)``; raises ConstraintBroken when the answer breaks a rule.
+        parse: ``(text) -> response``; default: JSON into ``response_model``.
+    """
+
+    name: str
+    version: str
+    messages: Callable[[C], list[Message]]
+    response_model: type[R]
+    constraint: Callable[[C], Constraint]
+    max_tokens: Callable[[C], int]
+    check: Callable[[C, R], None] = field(default=_no_check)
+    parse: Callable[[str], R] | None = None
+
+    @property
+    def id(self) -> str:
+        """``name.version``, as recorded on every edit and used by the registry."""
+        return f"{self.name}.{self.version}"
+
+    def parse_text(self, text: str) -> R:
+        """Parse the raw completion (raises pydantic.ValidationError or ConstraintBroken)."""
+        if self.parse is not None:
+            return self.parse(text)
+        return self.response_model.model_validate_json(text)
+
+
+def as_data(tag: str, text: str, **attrs: str) -> str:
+    """Wrap untrusted text in ``<tag>`` so the LM reads it as data, never as instructions.
+
+    A closing tag inside the text is defused, so the text cannot end its own wrapper.
+    """
+    defused = text.replace(f"</{tag}", f"<\\/{tag}")
+    attr = "".join(f' {k}="{v}"' for k, v in attrs.items())
+    return f"<{tag}{attr}>\n{defused}\n</{tag}>"

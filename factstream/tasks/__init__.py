@@ -1,0 +1,21 @@
+"""Typed LM tasks: each runs a registered prompt version and returns a validated TaskResult."""
+
+from factstream.tasks.answering import answer_choice, answer_free
+from factstream.tasks.editing import (
+    classify_facts_batched,
+    classify_facts_per_fact,
+    extract_new_facts,
+    rewrite_false_fact,
+)
+from factstream.tasks.runner import TaskResult, TaskRunner
+
+__all__ = [
+    "TaskResult",
+    "TaskRunner",
+    "answer_choice",
+    "answer_free",
+    "classify_facts_batched",
+    "classify_facts_per_fact",
+    "extract_new_facts",
+    "rewrite_false_fact",
+]

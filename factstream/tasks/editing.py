@@ -1,0 +1,113 @@
+"""The typed LM tasks of editing one document: classify, rewrite, extract (ERASE steps 2-4)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from factstream.prompts import classify_fact, classify_facts, extract_facts, rewrite_fact
+from factstream.prompts.classify_facts import Label
+from factstream.prompts.models import DocumentView
+from factstream.prompts.registry import typed_prompt
+from factstream.tasks.runner import TaskResult, TaskRunner, merge
+
+__all__ = [
+    "DEFAULT_CLASSIFY_FACT",
+    "DEFAULT_CLASSIFY_FACTS",
+    "DEFAULT_EXTRACT",
+    "DEFAULT_REWRITE",
+    "classify_facts_batched",
+    "classify_facts_per_fact",
+    "extract_new_facts",
+    "rewrite_false_fact",
+]
+
+DEFAULT_CLASSIFY_FACTS = "classify_facts.v1"
+DEFAULT_CLASSIFY_FACT = "classify_fact.v1"
+DEFAULT_REWRITE = "rewrite_fact.v1"
+DEFAULT_EXTRACT = "extract_facts.v1"
+
+
+async def classify_facts_batched(
+    runner: TaskRunner,
+    document: DocumentView,
+    facts: Sequence[str],
+    *,
+    prompt: str = DEFAULT_CLASSIFY_FACTS,
+    use_cache: bool = True,
+) -> TaskResult[list[Label]]:
+    """One call for all facts; labels in the order of ``facts``.
+
+    Args:
+        runner: Runs prompts on the LM.
+        document: The new document.
+        facts: The retrieved facts (non-empty).
+        prompt: A ``classify_facts`` version.
+        use_cache: Whether the response cache may answer.
+    """
+    spec = typed_prompt(prompt, classify_facts.V1)
+    ctx = classify_facts.ClassifyFactsContext(document=document, facts=tuple(facts))
+    result = await runner.run(spec, ctx, use_cache=use_cache)
+    labels = classify_facts.labels_in_order(result.value)
+    return result.with_value(labels)
+
+
+async def classify_facts_per_fact(
+    runner: TaskRunner,
+    document: DocumentView,
+    facts: Sequence[str],
+    *,
+    prompt: str = DEFAULT_CLASSIFY_FACT,
+    use_cache: bool = True,
+) -> TaskResult[list[Label]]:
+    """One call per fact (ERASE's own way), run concurrently within the LM's limit."""
+    spec = typed_prompt(prompt, classify_fact.V1)
+    results = await asyncio.gather(
+        *(
+            runner.run(
+                spec,
+                classify_fact.ClassifyFactContext(document=document, fact=fact),
+                use_cache=use_cache,
+            )
+            for fact in facts
+        )
+    )
+    usage, cached, calls, attempts = merge(list(results))
+    labels = [r.value.answer for r in results]
+    model = results[0].model if results else runner.lm.model
+    return TaskResult(labels, spec.id, model, usage, cached, calls, attempts)
+
+
+async def rewrite_false_fact(
+    runner: TaskRunner,
+    document: DocumentView,
+    fact: str,
+    true_facts: Sequence[str] = (),
+    *,
+    prompt: str = DEFAULT_REWRITE,
+    use_cache: bool = True,
+) -> TaskResult[str | None]:
+    """The fact rewritten to hold as of the document's date, or None if it cannot be."""
+    spec = typed_prompt(prompt, rewrite_fact.V1)
+    ctx = rewrite_fact.RewriteFactContext(
+        document=document, fact=fact, true_facts=tuple(true_facts)
+    )
+    result = await runner.run(spec, ctx, use_cache=use_cache)
+    rewrite = result.value.rewrite.strip() if result.value.rewrite is not None else None
+    return result.with_value(rewrite)
+
+
+async def extract_new_facts(
+    runner: TaskRunner,
+    document: DocumentView,
+    *,
+    max_facts: int = extract_facts.DEFAULT_MAX_FACTS,
+    prompt: str = DEFAULT_EXTRACT,
+    use_cache: bool = True,
+) -> TaskResult[list[str]]:
+    """The atomic facts the document states (stripped, exact duplicates removed, in order)."""
+    spec = typed_prompt(prompt, extract_facts.V1)
+    ctx = extract_facts.ExtractFactsContext(document=document, max_facts=max_facts)
+    result = await runner.run(spec, ctx, use_cache=use_cache)
+    facts = list(dict.fromkeys(f.strip() for f in result.value.facts))
+    return result.with_value(facts)

@@ -1,0 +1,150 @@
+"""Run a prompt on an LM and return a validated, typed result, or raise; never guess.
+
+An answer that does not parse, or breaks its prompt's check, is sent back to the LM with the
+reason, a bounded number of times; then LMOutputInvalid is raised.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from factstream.errors import LMOutputInvalid
+from factstream.lm.base import Completion, CompletionRequest, LMClient, Usage
+from factstream.metrics import LMMetrics
+from factstream.prompts.models import ConstraintBroken, Message, Prompt
+
+__all__ = ["TaskResult", "TaskRunner", "merge"]
+
+log = logging.getLogger(__name__)
+
+C = TypeVar("C")
+R = TypeVar("R", bound=BaseModel)
+T = TypeVar("T")
+U = TypeVar("U")
+
+
+@dataclass(frozen=True)
+class TaskResult(Generic[T]):
+    """A task's value and what it cost.
+
+    Attributes:
+        value: The validated result.
+        prompt: The prompt id that produced it (``classify_facts.v1``).
+        model: The model that answered.
+        usage: Tokens the server spent now (cached answers cost nothing).
+        cached_usage: Tokens of the answers served from the cache, as first spent.
+        calls: LM calls made (including retries and cache hits).
+        attempts: The most attempts any one call needed (1 when the first answer was valid).
+    """
+
+    value: T
+    prompt: str
+    model: str
+    usage: Usage
+    cached_usage: Usage = Usage()
+    calls: int = 1
+    attempts: int = 1
+
+    def with_value(self, value: U) -> TaskResult[U]:
+        """The same accounting around another value (a projection of this one)."""
+        return TaskResult(
+            value,
+            self.prompt,
+            self.model,
+            self.usage,
+            self.cached_usage,
+            self.calls,
+            self.attempts,
+        )
+
+
+@dataclass(frozen=True)
+class TaskRunner:
+    """Runs prompts on one LM with bounded output retries.
+
+    Args:
+        lm: The LM client (usually wrapped by CachingLM).
+        metrics: Where to count invalid outputs; None counts nothing.
+        attempts: Tries per call before LMOutputInvalid.
+        temperature: Sampling temperature of every call.
+    """
+
+    lm: LMClient
+    metrics: LMMetrics | None = None
+    attempts: int = 3
+    temperature: float = 0.0
+
+    async def run(self, prompt: Prompt[C, R], ctx: C, *, use_cache: bool = True) -> TaskResult[R]:
+        """Ask ``prompt`` about ``ctx`` until the answer parses and passes its check.
+
+        Raises:
+            LMOutputInvalid: Every attempt was invalid.
+            LMError: The server failed (after its own retries).
+        """
+        messages = list(prompt.messages(ctx))
+        constraint = prompt.constraint(ctx)
+        usage, cached = Usage(), Usage()
+        reason, text = "", ""
+        for attempt in range(1, self.attempts + 1):
+            request = CompletionRequest(
+                messages=tuple(messages),
+                task=prompt.name,
+                prompt=prompt.id,
+                constraint=constraint,
+                max_tokens=prompt.max_tokens(ctx),
+                temperature=self.temperature,
+                use_cache=use_cache,
+            )
+            completion = await self.lm.complete(request)
+            usage, cached = _account(completion, usage, cached)
+            text = completion.text
+            try:
+                value = prompt.parse_text(text)
+                prompt.check(ctx, value)
+            except (ValidationError, ConstraintBroken) as exc:
+                reason = _reason(exc, completion)
+                log.info("%s attempt %d: invalid output (%s)", prompt.id, attempt, reason)
+                self._count_invalid(prompt.name)
+                messages += [
+                    Message(role="assistant", content=text),
+                    Message(role="user", content=f"That answer is invalid: {reason}. Try again."),
+                ]
+                continue
+            return TaskResult(value, prompt.id, completion.model, usage, cached, attempt, attempt)
+        raise LMOutputInvalid(prompt.id, self.attempts, reason, text)
+
+    def _count_invalid(self, task: str) -> None:
+        if self.metrics is not None:
+            self.metrics.retries.labels(task, self.lm.model, "invalid_output").inc()
+            self.metrics.requests.labels(task, self.lm.model, "invalid_output").inc()
+
+
+def _account(completion: Completion, usage: Usage, cached: Usage) -> tuple[Usage, Usage]:
+    if completion.cached:
+        return usage, cached + completion.usage
+    return usage + completion.usage, cached
+
+
+def _reason(exc: Exception, completion: Completion) -> str:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "answer"
+        reason = f"{where}: {first.get('msg', 'invalid')}"
+    else:
+        reason = str(exc)
+    if completion.finish_reason == "length":
+        reason += " (the answer was cut off at the token limit)"
+    return reason[:300]
+
+
+def merge(results: list[TaskResult[T]]) -> tuple[Usage, Usage, int, int]:
+    """Sum usage, cached usage and calls of several results; the most attempts of any."""
+    usage, cached, calls, attempts = Usage(), Usage(), 0, 0
+    for r in results:
+        usage, cached = usage + r.usage, cached + r.cached_usage
+        calls, attempts = calls + r.calls, max(attempts, r.attempts)
+    return usage, cached, calls, attempts
