@@ -121,7 +121,10 @@ class LlamaServer(LocalService):
 
     def ready(self) -> bool:
         try:
-            resp = httpx.get(f"{self.lm.url.rstrip('/')}/models", timeout=2.0)
+            # A busy llama.cpp server answers only after its current generation: be patient
+            # once connected, or a busy server would look like a stranger holding the port.
+            timeout = httpx.Timeout(30.0, connect=2.0)
+            resp = httpx.get(f"{self.lm.url.rstrip('/')}/models", timeout=timeout)
             return resp.status_code == 200 and isinstance(resp.json().get("data"), list)
         except (httpx.HTTPError, ValueError):
             return False

@@ -79,8 +79,10 @@ def _status(svc: LocalService, started: bool = False) -> ServiceStatus:
     return ServiceStatus(svc.name, state, svc.endpoint, pid, str(svc.log))
 
 
-def _start(svc: LocalService, timeout_s: float) -> None:
+def _start(svc: LocalService, timeout_s: float) -> bool:
+    """Start ``svc`` (or wait for our earlier start of it); True if this call spawned it."""
     pid = read_pid(svc.pidfile)
+    spawned = pid is None
     if pid is None:
         for port in svc.ports:
             if not port_is_free(port.number):
@@ -91,6 +93,7 @@ def _start(svc: LocalService, timeout_s: float) -> None:
         pid = start_detached(spec.argv, svc.log, svc.pidfile, env=spec.env)
     # else: our process from an earlier 'up' is still starting; wait for it like a new one.
     wait_until(svc.name, svc.ready, pid=pid, log=svc.log, timeout_s=timeout_s)
+    return spawned
 
 
 def start_services(services: Sequence[LocalService], timeout_s: float) -> list[ServiceStatus]:
@@ -100,8 +103,8 @@ def start_services(services: Sequence[LocalService], timeout_s: float) -> list[S
         if not svc.is_local or svc.ready():
             result.append(_status(svc))
             continue
-        _start(svc, timeout_s)
-        result.append(_status(svc, started=True))
+        spawned = _start(svc, timeout_s)
+        result.append(_status(svc, started=spawned))
     return result
 
 
