@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -96,6 +97,14 @@ def _start(svc: LocalService, timeout_s: float) -> bool:
     return spawned
 
 
+def _wait_ports_released(svc: LocalService, timeout_s: float = 10.0) -> None:
+    # The kernel may close a dead process's listening sockets a moment after it exits;
+    # an 'up' right after 'down' must not mistake them for a stranger's.
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and not all(port_is_free(p.number) for p in svc.ports):
+        time.sleep(0.05)
+
+
 def start_services(services: Sequence[LocalService], timeout_s: float) -> list[ServiceStatus]:
     """Provision and start ``services`` in order; ones that already answer are reused."""
     result = []
@@ -114,6 +123,7 @@ def stop_services(services: Sequence[LocalService]) -> list[ServiceStatus]:
         pid = read_pid(svc.pidfile)
         if pid is not None:
             stop_process(pid)
+            _wait_ports_released(svc)
         svc.pidfile.unlink(missing_ok=True)
     return [_status(svc) for svc in services]
 
