@@ -164,6 +164,58 @@ class EmbedSettings(BaseSettings):
     offline: bool = Field(True, description="Never contact the Hugging Face hub (HF_HUB_OFFLINE).")
 
 
+class EditorSettings(BaseSettings):
+    """How the editor agent edits the knowledge base for one document (design.md section 4)."""
+
+    model_config = _section("FACTSTREAM_EDITOR_")
+
+    top_k: int = Field(10, ge=1, le=100, description="Facts retrieved per document.")
+    min_similarity: float = Field(
+        0.35,
+        ge=-1.0,
+        le=1.0,
+        description="Cosine similarity floor for retrieval (the paper's 0.7 was set for "
+        "GTR-T5-large; calibrated for all-MiniLM-L6-v2, see README).",
+    )
+    alpha: float = Field(
+        0.75, ge=0.0, le=1.0, description="Hybrid search weight: 1 dense only, 0 BM25 only."
+    )
+    classify_mode: Literal["batched", "per_fact"] = Field(
+        "batched",
+        description="batched: one LM call lists every retrieved fact; per_fact: ERASE's "
+        "prompts one fact at a time.",
+    )
+    max_edits: int = Field(
+        5,
+        ge=0,
+        description="Blast radius: a document may invalidate or rewrite at most this many "
+        "facts; over it goes to the review topic and nothing is applied.",
+    )
+
+
+class WorkerSettings(BaseSettings):
+    """The stream worker (`factstream worker`)."""
+
+    model_config = _section("FACTSTREAM_WORKER_")
+
+    app_id: str = Field(
+        "factstream", description="Consumer group and faust app id (one per deployment)."
+    )
+    partitions: int = Field(
+        8, ge=1, description="Partitions of the keyed topics; bounds the workers in parallel."
+    )
+    replication: int = Field(1, ge=1, description="Replication factor of created topics.")
+    max_document_bytes: int = Field(
+        262_144, ge=1, description="Larger documents go to the dead-letter topic."
+    )
+    session_timeout_s: float = Field(
+        10.0, gt=0, description="Kafka consumer group session timeout, seconds."
+    )
+    commit_interval_s: float = Field(
+        1.0, gt=0, description="Seconds between commits of processed input offsets."
+    )
+
+
 class LocalSettings(BaseSettings):
     """The local stack that ``factstream services`` provisions and runs on 127.0.0.1.
 
@@ -213,6 +265,8 @@ class Settings(BaseSettings):
     store: StoreSettings = Field(default_factory=StoreSettings)
     lm: LMSettings = Field(default_factory=LMSettings)
     embed: EmbedSettings = Field(default_factory=EmbedSettings)
+    editor: EditorSettings = Field(default_factory=EditorSettings)
+    worker: WorkerSettings = Field(default_factory=WorkerSettings)
     local: LocalSettings = Field(default_factory=LocalSettings)
 
 
