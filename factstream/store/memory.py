@@ -1,0 +1,149 @@
+"""InMemoryFactStore: the FactStore held in dicts, a unit-test double only."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime
+
+from factstream.errors import StoreError, StoreWriteFailed
+from factstream.store.base import AppliedBatch, FactPage, SearchHit, StoredFact
+from factstream.store.rules import check_namespace, check_search_args, cosine, order_key, visible
+from factstream.topics.records import Fact
+
+__all__ = ["InMemoryFactStore"]
+
+_WORD = re.compile(r"\w+")
+
+
+class InMemoryFactStore:
+    """The FactStore contract in process memory, for unit tests.
+
+    Never a runtime fallback: nothing builds it from settings, and a Weaviate outage stops
+    progress instead (design.md section 5). The contract tests run over it and over
+    ``WeaviateFactStore`` alike. Where it approximates: BM25 is term overlap (the share of
+    query words in the fact), and the hybrid score is
+    ``alpha * (cosine + 1) / 2 + (1 - alpha) * overlap``; at ``alpha`` 0 only facts sharing a
+    word with the query are candidates, as with BM25. Similarity is the exact cosine, and a
+    namespace's vector dimension is fixed by its first fact, as in a Weaviate tenant.
+    """
+
+    def __init__(self) -> None:
+        """An empty store."""
+        self._facts: dict[str, dict[str, StoredFact]] = {}
+        self._batches: dict[str, dict[str, AppliedBatch]] = {}
+
+    async def search(
+        self,
+        namespace: str,
+        query: str,
+        vector: Sequence[float],
+        *,
+        as_of: datetime | None,
+        top_k: int,
+        min_similarity: float,
+        alpha: float,
+    ) -> list[SearchHit]:
+        """Hybrid search over the facts true at ``as_of``; see ``FactStore.search``."""
+        check_search_args(top_k, min_similarity, alpha)
+        words = set(_WORD.findall(query.lower()))
+        hits = []
+        for stored in self._facts.get(namespace, {}).values():
+            if not visible(stored.fact, as_of):
+                continue
+            similarity = _similarity(vector, stored.vector)
+            overlap = _overlap(words, stored.fact.text)
+            if similarity >= min_similarity and (alpha > 0 or overlap > 0):
+                score = alpha * (similarity + 1) / 2 + (1 - alpha) * overlap
+                hits.append(SearchHit(stored.fact, similarity, score))
+        hits.sort(key=lambda hit: (-hit.score, order_key(hit.fact.fact_id)))
+        return hits[:top_k]
+
+    async def get(self, namespace: str, fact_ids: Sequence[str]) -> dict[str, Fact]:
+        """The facts among ``fact_ids`` that exist, by id."""
+        stored = self._facts.get(namespace, {})
+        return {fact_id: stored[fact_id].fact for fact_id in fact_ids if fact_id in stored}
+
+    async def list_facts(
+        self,
+        namespace: str,
+        *,
+        as_of: datetime | None = None,
+        include_false: bool = False,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> FactPage:
+        """Facts in byte order of their ids, ``limit`` a page; see ``rules.visible``."""
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, not {limit}")
+        facts = sorted(
+            (
+                stored.fact
+                for stored in self._facts.get(namespace, {}).values()
+                if visible(stored.fact, as_of, include_false=include_false)
+                and (cursor is None or order_key(stored.fact.fact_id) > cursor)
+            ),
+            key=lambda fact: order_key(fact.fact_id),
+        )
+        page = facts[:limit]
+        return FactPage(page, order_key(page[-1].fact_id) if len(facts) > limit else None)
+
+    async def upsert(self, namespace: str, facts: Sequence[StoredFact]) -> None:
+        """Insert or replace facts; a vector of the wrong dimension fails its fact.
+
+        Raises:
+            StoreWriteFailed: some facts were rejected (they are absent afterwards).
+        """
+        check_namespace(namespace, facts)
+        if not facts:
+            return
+        stored = self._tenant(namespace)
+        dimension = next((len(s.vector) for s in stored.values()), len(facts[0].vector))
+        failures = {}
+        for item in facts:
+            fact_id = item.fact.fact_id
+            if len(item.vector) == dimension:
+                stored[fact_id] = StoredFact(item.fact, tuple(item.vector))
+                continue
+            stored.pop(fact_id, None)
+            failures[fact_id] = f"vector of {len(item.vector)} dimensions, not {dimension}"
+        if failures:
+            raise StoreWriteFailed(namespace, failures)
+
+    async def applied_batch(self, namespace: str, document_id: str) -> AppliedBatch | None:
+        """The batch already applied for ``document_id``, if any."""
+        return self._batches.get(namespace, {}).get(document_id)
+
+    async def record_batch(self, namespace: str, batch: AppliedBatch) -> None:
+        """Record ``batch`` as applied; an existing record for its document wins."""
+        self._tenant(namespace)
+        self._batches[namespace].setdefault(batch.document_id, batch)
+
+    async def drop_namespace(self, namespace: str) -> None:
+        """Forget every fact and batch record of a namespace."""
+        self._facts.pop(namespace, None)
+        self._batches.pop(namespace, None)
+
+    async def namespaces(self) -> list[str]:
+        """The namespaces written to and not dropped, sorted."""
+        return sorted(self._facts)
+
+    async def close(self) -> None:
+        """Nothing to release."""
+
+    def _tenant(self, namespace: str) -> dict[str, StoredFact]:
+        self._batches.setdefault(namespace, {})
+        return self._facts.setdefault(namespace, {})
+
+
+def _similarity(query: Sequence[float], stored: Sequence[float]) -> float:
+    try:
+        return cosine(query, stored)
+    except ValueError as exc:  # Weaviate refuses such a query too
+        raise StoreError(f"query vector does not fit the namespace: {exc}") from exc
+
+
+def _overlap(words: set[str], text: str) -> float:
+    if not words:
+        return 0.0
+    return len(words & set(_WORD.findall(text.lower()))) / len(words)

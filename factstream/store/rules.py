@@ -1,0 +1,87 @@
+"""Semantics every FactStore shares: truth at a time, the similarity floor, the listing order."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import datetime
+
+from factstream.store.base import StoredFact
+from factstream.topics.records import Fact
+
+__all__ = [
+    "check_namespace",
+    "check_search_args",
+    "cosine",
+    "order_key",
+    "visible",
+]
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine similarity of two vectors (not assumed normalised); 0.0 if either is all zeros.
+
+    Raises:
+        ValueError: the vectors differ in length.
+    """
+    if len(a) != len(b):
+        raise ValueError(f"vectors of different dimensions: {len(a)} and {len(b)}")
+    norms = math.sqrt(math.fsum(x * x for x in a)) * math.sqrt(math.fsum(y * y for y in b))
+    if norms == 0.0:
+        return 0.0
+    return math.fsum(x * y for x, y in zip(a, b, strict=True)) / norms
+
+
+def visible(fact: Fact, as_of: datetime | None, *, include_false: bool = False) -> bool:
+    """Whether a listing or search shows ``fact``.
+
+    Args:
+        fact: the fact.
+        as_of: the event time asked about; None means now (the current truth).
+        include_false: show false facts too; with ``as_of`` only facts already seen at
+            ``as_of`` are shown, whatever their truth then.
+
+    Returns:
+        True when the fact is shown.
+    """
+    if as_of is None:
+        return include_false or fact.truth
+    truth = fact.truth_at(as_of)
+    return truth is not None and (include_false or truth)
+
+
+def order_key(fact_id: str) -> str:
+    """The key facts are listed by: the hex of the id's UTF-8 bytes (byte order of the ids).
+
+    Hex keeps the order the same whether a backend compares bytes or folds case. A page's
+    cursor is the key of its last fact (opaque to callers).
+    """
+    return fact_id.encode().hex()
+
+
+def check_search_args(top_k: int, min_similarity: float, alpha: float) -> None:
+    """Reject search arguments outside their ranges.
+
+    Raises:
+        ValueError: ``top_k`` < 1, ``alpha`` outside [0, 1] or ``min_similarity`` above 1.
+    """
+    if top_k < 1:
+        raise ValueError(f"top_k must be at least 1, not {top_k}")
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"alpha must be in [0, 1], not {alpha}")
+    if min_similarity > 1.0:
+        raise ValueError(f"min_similarity must be at most 1, not {min_similarity}")
+
+
+def check_namespace(namespace: str, facts: Sequence[StoredFact]) -> None:
+    """Reject facts that belong to another namespace than the one written.
+
+    Raises:
+        ValueError: a fact's ``namespace`` is not ``namespace``.
+    """
+    for item in facts:
+        if item.fact.namespace != namespace:
+            raise ValueError(
+                f"fact {item.fact.fact_id} belongs to namespace {item.fact.namespace}, "
+                f"not {namespace}"
+            )

@@ -1,0 +1,169 @@
+"""The fact store's Weaviate collections as plain data: names, properties, object ids, codecs.
+
+Kept free of the ``weaviate`` import (``weaviate_store.py`` turns these specs into collection
+definitions and creates them idempotently), so the layout is readable and unit-testable alone.
+
+Both collections are multi-tenant, one tenant per namespace. Facts carry self-provided vectors
+(no vectorizer); applied-batch records carry none.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from factstream.store.base import AppliedBatch
+from factstream.store.rules import order_key
+from factstream.topics.records import Fact
+
+__all__ = [
+    "BATCH_PROPERTIES",
+    "FACT_PROPERTIES",
+    "CollectionSpec",
+    "PropertyValue",
+    "PropertySpec",
+    "PropertyType",
+    "StoreCollections",
+    "batch_from_properties",
+    "batch_properties",
+    "batch_uuid",
+    "collections_for",
+    "fact_from_properties",
+    "fact_properties",
+    "fact_uuid",
+]
+
+PropertyValue = str | bool | int | datetime
+_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://factstream.dev/store")
+
+
+class PropertyType(StrEnum):
+    TEXT = "text"
+    BOOL = "boolean"
+    DATE = "date"
+    INT = "int"
+
+
+@dataclass(frozen=True)
+class PropertySpec:
+    """One property.
+
+    Attributes:
+        name: the property name.
+        type: its data type.
+        filterable: indexed for filters (and sorting).
+        searchable: indexed for BM25, split into words; other text is one token (ids, names).
+    """
+
+    name: str
+    type: PropertyType
+    filterable: bool = True
+    searchable: bool = False
+
+
+@dataclass(frozen=True)
+class CollectionSpec:
+    """One multi-tenant collection; ``vectors`` says whether objects carry our own vectors."""
+
+    name: str
+    properties: tuple[PropertySpec, ...]
+    vectors: bool
+
+
+@dataclass(frozen=True)
+class StoreCollections:
+    """The two collections of one store."""
+
+    facts: CollectionSpec
+    batches: CollectionSpec
+
+
+_TEXT, _DATE = PropertyType.TEXT, PropertyType.DATE
+
+FACT_PROPERTIES = (
+    PropertySpec("fact_id", _TEXT),
+    # Listing order and cursor: hex of the id, so sorting and range filters agree.
+    PropertySpec("order_key", _TEXT),
+    PropertySpec("text", _TEXT, filterable=False, searchable=True),
+    PropertySpec("truth", PropertyType.BOOL),
+    PropertySpec("first_seen", _DATE),
+    PropertySpec("last_changed", _DATE),
+    PropertySpec("valid_from", _DATE),
+    PropertySpec("valid_to", _DATE),
+    PropertySpec("subject", _TEXT),
+    PropertySpec("relation", _TEXT),
+    PropertySpec("object", _TEXT),
+    PropertySpec("object_type", _TEXT),
+    PropertySpec("replaces", _TEXT),
+    PropertySpec("replaced_by", _TEXT),
+    # The first and last history times, derived here so the "true at T" prefilter holds
+    # whatever the writer put in first_seen and last_changed.
+    PropertySpec("history_from", _DATE),
+    PropertySpec("history_to", _DATE),
+    # The whole fact (history included) as its wire JSON: what reads return, exactly as
+    # written. The flat properties above exist only to filter, sort and search.
+    PropertySpec("record", _TEXT, filterable=False),
+)
+
+BATCH_PROPERTIES = (
+    PropertySpec("document_id", _TEXT),
+    PropertySpec("batch_id", _TEXT),
+    PropertySpec("size", PropertyType.INT, filterable=False),
+)
+
+_DERIVED = ("order_key", "history_from", "history_to", "record")
+_FLAT_FACT_FIELDS = tuple(spec.name for spec in FACT_PROPERTIES if spec.name not in _DERIVED)
+
+
+def collections_for(prefix: str) -> StoreCollections:
+    """The collections of a store whose names start with ``prefix`` (``{prefix}Fact`` ...)."""
+    return StoreCollections(
+        facts=CollectionSpec(f"{prefix}Fact", FACT_PROPERTIES, vectors=True),
+        batches=CollectionSpec(f"{prefix}AppliedBatch", BATCH_PROPERTIES, vectors=False),
+    )
+
+
+def fact_uuid(namespace: str, fact_id: str) -> uuid.UUID:
+    """The object id of a fact: the same (namespace, fact id) always maps to it."""
+    return uuid.uuid5(_ID_NAMESPACE, f"fact\x1f{namespace}\x1f{fact_id}")
+
+
+def batch_uuid(namespace: str, document_id: str) -> uuid.UUID:
+    """The object id of a document's applied-batch record."""
+    return uuid.uuid5(_ID_NAMESPACE, f"batch\x1f{namespace}\x1f{document_id}")
+
+
+def fact_properties(fact: Fact) -> dict[str, PropertyValue]:
+    """The properties a fact is stored with; unset optional fields are left out."""
+    values: dict[str, PropertyValue | None] = {
+        name: getattr(fact, name) for name in _FLAT_FACT_FIELDS
+    }
+    props = {name: value for name, value in values.items() if value is not None}
+    props["order_key"] = order_key(fact.fact_id)
+    props["history_from"], props["history_to"] = fact.history[0].ts, fact.history[-1].ts
+    props["record"] = fact.to_bytes().decode()
+    return props
+
+
+def fact_from_properties(props: Mapping[str, object]) -> Fact:
+    """The fact stored with ``props`` (read from its ``record``)."""
+    record = props["record"]
+    if not isinstance(record, str):
+        raise TypeError(f"stored fact record is {type(record).__name__}, not JSON text")
+    return Fact.model_validate_json(record)
+
+
+def batch_properties(batch: AppliedBatch) -> dict[str, PropertyValue]:
+    """The properties of an applied-batch record."""
+    return {"document_id": batch.document_id, "batch_id": batch.batch_id, "size": batch.size}
+
+
+def batch_from_properties(props: Mapping[str, object]) -> AppliedBatch:
+    """The applied batch stored with ``props``."""
+    size = props["size"]
+    if not isinstance(size, int):
+        raise TypeError(f"stored batch size is {type(size).__name__}, not int")
+    return AppliedBatch(str(props["document_id"]), str(props["batch_id"]), size)

@@ -1,0 +1,419 @@
+"""WeaviateFactStore: the FactStore on Weaviate (async client v4), the only weaviate importer.
+
+One tenant per namespace in two multi-tenant collections (facts with our own vectors, and
+applied-batch records). Weaviate errors leave this module as factstream StoreErrors.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+import weaviate
+from weaviate.classes.config import Configure, DataType, Property, Tokenization
+from weaviate.classes.data import DataObject
+from weaviate.classes.init import Auth
+from weaviate.classes.query import Filter, MetadataQuery, Sort
+from weaviate.classes.tenants import Tenant
+from weaviate.collections import CollectionAsync
+from weaviate.collections.classes.filters import _Filters
+from weaviate.collections.classes.internal import Object, QueryReturn
+from weaviate.exceptions import (
+    UnexpectedStatusCodeError,
+    WeaviateBaseError,
+    WeaviateConnectionError,
+    WeaviateGRPCUnavailableError,
+    WeaviateInsertManyAllFailedError,
+    WeaviateQueryError,
+    WeaviateRetryError,
+    WeaviateStartUpError,
+    WeaviateTimeoutError,
+)
+
+from factstream.config import StoreSettings, WeaviateSettings
+from factstream.errors import StoreError, StoreUnavailable, StoreWriteFailed
+from factstream.store.base import AppliedBatch, FactPage, SearchHit, StoredFact
+from factstream.store.rules import check_namespace, check_search_args, cosine, order_key, visible
+from factstream.store.schema import (
+    CollectionSpec,
+    PropertySpec,
+    PropertyType,
+    StoreCollections,
+    batch_from_properties,
+    batch_properties,
+    batch_uuid,
+    collections_for,
+    fact_from_properties,
+    fact_properties,
+    fact_uuid,
+)
+from factstream.topics.records import Fact
+
+__all__ = ["MAX_RESULTS", "WeaviateFactStore"]
+
+# Weaviate's default QUERY_MAXIMUM_RESULTS: no single query may ask for more.
+MAX_RESULTS = 10_000
+# When too few candidates survive the exact checks, ask again for this many times more.
+_GROWTH = 4
+# Weaviate computes cosine distance in float32; widen its cut so our exact check decides.
+_DISTANCE_SLACK = 1e-5
+_ID_CHUNK = 500
+
+_Obj = Object[Any, Any]
+_Collection = CollectionAsync[Any, Any]
+
+_TYPES = {
+    PropertyType.TEXT: DataType.TEXT,
+    PropertyType.BOOL: DataType.BOOL,
+    PropertyType.DATE: DataType.DATE,
+    PropertyType.INT: DataType.INT,
+}
+_UNAVAILABLE = (
+    WeaviateConnectionError,
+    WeaviateGRPCUnavailableError,
+    WeaviateRetryError,
+    WeaviateStartUpError,
+    WeaviateTimeoutError,
+)
+
+
+class WeaviateFactStore:
+    """Facts in Weaviate, one tenant per namespace; create it with :meth:`open`.
+
+    Searches are hybrid (dense + BM25 on ``text``). Weaviate filters candidates by a superset
+    of "true at T" and by vector distance, then every candidate is checked exactly here
+    (``Fact.truth_at``, true cosine), fetching more candidates until ``top_k`` survive.
+    """
+
+    def __init__(
+        self,
+        client: weaviate.WeaviateAsyncClient,
+        collections: StoreCollections,
+        settings: StoreSettings,
+        url: str,
+    ) -> None:
+        """Wrap a connected client whose collections exist; :meth:`open` does both."""
+        self._client, self._url, self._collections = client, url, collections
+        self._facts = client.collections.use(collections.facts.name)
+        self._batches = client.collections.use(collections.batches.name)
+        self._batch_size, self._overfetch = settings.write_batch_size, settings.search_overfetch
+        self._tenants: set[str] = set()
+
+    @classmethod
+    async def open(cls, connection: WeaviateSettings, settings: StoreSettings) -> WeaviateFactStore:
+        """Connect and create the collections if missing (idempotent, safe to race).
+
+        Raises:
+            StoreUnavailable: Weaviate cannot be reached.
+            StoreError: the collections cannot be created or conflict with ours.
+        """
+        key = connection.api_key
+        client = weaviate.use_async_with_local(
+            host=connection.host,
+            port=connection.http_port,
+            grpc_port=connection.grpc_port,
+            auth_credentials=Auth.api_key(key.get_secret_value()) if key else None,
+        )
+        collections = collections_for(settings.collection_prefix)
+        store = cls(client, collections, settings, connection.url)
+        try:
+            with store._translated("connect"):
+                await client.connect()
+                for spec in (collections.facts, collections.batches):
+                    await _ensure_collection(client, spec)
+        except BaseException:
+            await client.close()
+            raise
+        return store
+
+    async def search(
+        self,
+        namespace: str,
+        query: str,
+        vector: Sequence[float],
+        *,
+        as_of: datetime | None,
+        top_k: int,
+        min_similarity: float,
+        alpha: float,
+    ) -> list[SearchHit]:
+        """Hybrid search over the facts true at ``as_of``; see ``FactStore.search``."""
+        check_search_args(top_k, min_similarity, alpha)
+        collection = self._facts.with_tenant(namespace)
+        # The server cut on vector distance (1 - cosine) only prunes candidates; it is
+        # ignored at alpha 0, so the exact floor is applied below either way.
+        max_distance = 1.0 - min_similarity + _DISTANCE_SLACK if alpha > 0 else None
+        limit = min(top_k * self._overfetch, MAX_RESULTS)
+        while True:
+            objects = await self._objects(
+                namespace,
+                collection.query.hybrid(
+                    query,
+                    vector=list(vector),
+                    alpha=alpha,
+                    query_properties=["text"],
+                    max_vector_distance=max_distance,
+                    filters=_truth_filter(as_of, include_false=False),
+                    limit=limit,
+                    include_vector=True,
+                    return_properties=["record"],
+                    return_metadata=MetadataQuery(score=True),
+                ),
+            )
+            hits = [hit for obj in objects if (hit := _hit(obj, vector, as_of, min_similarity))]
+            if len(hits) >= top_k or len(objects) < limit or limit >= MAX_RESULTS:
+                return hits[:top_k]
+            limit = min(limit * _GROWTH, MAX_RESULTS)
+
+    async def get(self, namespace: str, fact_ids: Sequence[str]) -> dict[str, Fact]:
+        """The facts among ``fact_ids`` that exist, by id."""
+        found: dict[str, Fact] = {}
+        unique = list(dict.fromkeys(fact_ids))
+        for start in range(0, len(unique), _ID_CHUNK):
+            ids = [fact_uuid(namespace, fact_id) for fact_id in unique[start : start + _ID_CHUNK]]
+            for obj in await self._by_ids(self._facts, namespace, ids):
+                fact = fact_from_properties(obj.properties)
+                found[fact.fact_id] = fact
+        return found
+
+    async def list_facts(
+        self,
+        namespace: str,
+        *,
+        as_of: datetime | None = None,
+        include_false: bool = False,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> FactPage:
+        """Facts in byte order of their ids, ``limit`` a page; see ``rules.visible``."""
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, not {limit}")
+        chunk = min((limit + 1) * self._overfetch, MAX_RESULTS)
+        collection = self._facts.with_tenant(namespace)
+        shown: list[Fact] = []
+        while len(shown) <= limit:
+            server_filter = _truth_filter(as_of, include_false=include_false)
+            if cursor is not None:
+                after = Filter.by_property("order_key").greater_than(cursor)
+                server_filter = after if server_filter is None else server_filter & after
+            objects = await self._objects(
+                namespace,
+                collection.query.fetch_objects(
+                    filters=server_filter,
+                    sort=Sort.by_property("order_key"),
+                    limit=chunk,
+                    return_properties=["record"],
+                ),
+            )
+            facts = [fact_from_properties(obj.properties) for obj in objects]
+            shown += [fact for fact in facts if visible(fact, as_of, include_false=include_false)]
+            if len(objects) < chunk:
+                break
+            cursor = order_key(facts[-1].fact_id)
+        page = shown[:limit]
+        more = len(shown) > limit
+        return FactPage(page, order_key(page[-1].fact_id) if more else None)
+
+    async def upsert(self, namespace: str, facts: Sequence[StoredFact]) -> None:
+        """Insert or replace facts in batches; check every object and raise if any failed.
+
+        Objects that failed are deleted: Weaviate may keep an object whose vector it refused,
+        and a half-indexed fact must not linger. The materializer retries the whole batch.
+
+        Raises:
+            StoreWriteFailed: some facts were rejected (their ids and the server's messages).
+        """
+        check_namespace(namespace, facts)
+        if not facts:
+            return
+        await self._ensure_tenant(namespace)
+        failures: dict[str, str] = {}
+        for start in range(0, len(facts), self._batch_size):
+            failures |= await self._write(namespace, facts[start : start + self._batch_size])
+        if failures:
+            ids = [fact_uuid(namespace, fact_id) for fact_id in failures]
+            with self._translated("delete failed facts"):
+                await self._facts.with_tenant(namespace).data.delete_many(
+                    Filter.by_id().contains_any(ids)
+                )
+            raise StoreWriteFailed(namespace, failures)
+
+    async def applied_batch(self, namespace: str, document_id: str) -> AppliedBatch | None:
+        """The batch already applied for ``document_id``, if any."""
+        found = await self._by_ids(self._batches, namespace, [batch_uuid(namespace, document_id)])
+        return batch_from_properties(found[0].properties) if found else None
+
+    async def record_batch(self, namespace: str, batch: AppliedBatch) -> None:
+        """Record ``batch`` as applied; an existing record for its document wins."""
+        await self._ensure_tenant(namespace)
+        collection = self._batches.with_tenant(namespace)
+        try:
+            with self._translated("record batch"):
+                await collection.data.insert(
+                    batch_properties(batch), uuid=batch_uuid(namespace, batch.document_id)
+                )
+        except StoreError as exc:
+            # Inserting an existing id fails atomically: the first record stays.
+            if await self.applied_batch(namespace, batch.document_id) is None:
+                raise StoreWriteFailed(namespace, {batch.document_id: str(exc)}) from exc
+
+    async def drop_namespace(self, namespace: str) -> None:
+        """Remove the namespace's tenant from both collections (absent tenants are fine)."""
+        with self._translated("drop namespace"):
+            for collection in (self._facts, self._batches):
+                await collection.tenants.remove([namespace])
+        self._tenants.discard(namespace)
+
+    async def namespaces(self) -> list[str]:
+        """The namespaces that have a tenant, sorted."""
+        with self._translated("list namespaces"):
+            return sorted(await self._facts.tenants.get())
+
+    async def close(self) -> None:
+        """Close the client's connections."""
+        with self._translated("close"):
+            await self._client.close()
+
+    async def _ensure_tenant(self, namespace: str) -> None:
+        # Creating an existing tenant is a no-op in Weaviate, so racing writers are fine;
+        # auto tenant creation covers a tenant dropped behind this cache's back.
+        if namespace in self._tenants:
+            return
+        with self._translated("create tenant"):
+            for collection in (self._facts, self._batches):
+                await collection.tenants.create([Tenant(name=namespace)])
+        self._tenants.add(namespace)
+
+    async def _write(self, namespace: str, chunk: Sequence[StoredFact]) -> dict[str, str]:
+        """Write one batch; the failed fact ids with the server's message for each."""
+        objects = [
+            DataObject(
+                properties=fact_properties(item.fact),
+                vector=list(item.vector),
+                uuid=fact_uuid(namespace, item.fact.fact_id),
+            )
+            for item in chunk
+        ]
+        try:
+            with self._translated("write facts"):
+                result = await self._facts.with_tenant(namespace).data.insert_many(objects)
+        except StoreError as exc:
+            if not isinstance(exc.__cause__, WeaviateInsertManyAllFailedError):
+                raise
+            return {item.fact.fact_id: str(exc.__cause__) for item in chunk}
+        failed = {chunk[i].fact.fact_id: error.message for i, error in result.errors.items()}
+        for i, item in enumerate(chunk):
+            if i not in result.errors and i not in result.uuids:
+                failed[item.fact.fact_id] = "no result for this object in the batch reply"
+        return failed
+
+    async def _by_ids(
+        self, collection: _Collection, namespace: str, ids: list[uuid.UUID]
+    ) -> list[_Obj]:
+        query = collection.with_tenant(namespace).query
+        return await self._objects(
+            namespace, query.fetch_objects(filters=Filter.by_id().contains_any(ids), limit=len(ids))
+        )
+
+    async def _objects(self, namespace: str, query: Awaitable[QueryReturn[Any, Any]]) -> list[_Obj]:
+        """Await a read; a namespace without a tenant has no objects (not an error)."""
+        with self._translated("read"):
+            try:
+                return list((await query).objects)
+            except WeaviateQueryError:
+                if await self._facts.tenants.exists(namespace):
+                    raise
+                self._tenants.discard(namespace)
+                return []
+
+    @contextmanager
+    def _translated(self, action: str) -> Iterator[None]:
+        try:
+            yield
+        except _UNAVAILABLE as exc:
+            raise StoreUnavailable(self._url, f"{action}: {exc}") from exc
+        except UnexpectedStatusCodeError as exc:
+            if exc.status_code >= 500:
+                raise StoreUnavailable(self._url, f"{action}: {exc}") from exc
+            raise StoreError(f"{action} at {self._url}: {exc}") from exc
+        except WeaviateBaseError as exc:
+            raise StoreError(f"{action} at {self._url}: {exc}") from exc
+
+
+def _truth_filter(as_of: datetime | None, *, include_false: bool) -> _Filters | None:
+    """A superset of ``rules.visible`` that Weaviate can evaluate on the flat properties.
+
+    Truth at T needs the whole history, so at T this keeps the facts whose history starts by
+    T and that are true now or changed after T: it drops exactly the facts unseen at T and
+    those whose last change, by T, made them false. The exact check follows in Python.
+    """
+    if as_of is None:
+        return None if include_false else Filter.by_property("truth").equal(True)
+    seen = Filter.by_property("history_from").less_or_equal(as_of)
+    if include_false:
+        return seen
+    changed_later = Filter.by_property("history_to").greater_than(as_of)
+    return seen & (Filter.by_property("truth").equal(True) | changed_later)
+
+
+def _hit(
+    obj: _Obj, vector: Sequence[float], as_of: datetime | None, min_similarity: float
+) -> SearchHit | None:
+    """The candidate as a hit if it is exactly true at ``as_of`` and clears the floor."""
+    fact = fact_from_properties(obj.properties)
+    if not visible(fact, as_of):
+        return None
+    similarity = cosine(vector, _vector_of(obj))
+    if similarity < min_similarity:
+        return None
+    return SearchHit(fact, similarity, float(obj.metadata.score or 0.0))
+
+
+def _vector_of(obj: _Obj) -> list[float]:
+    stored = obj.vector["default"]
+    flat = [x for x in stored if isinstance(x, float)]
+    if len(flat) != len(stored):
+        raise StoreError(f"object {obj.uuid} holds a multi-vector, not one fact vector")
+    return flat
+
+
+async def _ensure_collection(client: weaviate.WeaviateAsyncClient, spec: CollectionSpec) -> None:
+    """Create the collection unless it exists; add properties an older version lacked."""
+    if not await client.collections.exists(spec.name):
+        try:
+            await client.collections.create(
+                spec.name,
+                properties=[_property(p) for p in spec.properties],
+                vector_config=Configure.Vectors.self_provided() if spec.vectors else None,
+                multi_tenancy_config=Configure.multi_tenancy(
+                    enabled=True, auto_tenant_creation=True, auto_tenant_activation=True
+                ),
+            )
+            return
+        except UnexpectedStatusCodeError:
+            if not await client.collections.exists(spec.name):
+                raise  # not a lost race with another creator
+    config = await client.collections.use(spec.name).config.get()
+    if not config.multi_tenancy_config.enabled:
+        raise StoreError(f"collection {spec.name} exists without multi-tenancy")
+    present = {prop.name for prop in config.properties}
+    for prop in spec.properties:
+        if prop.name not in present:
+            await client.collections.use(spec.name).config.add_property(_property(prop))
+
+
+def _property(spec: PropertySpec) -> Property:
+    if spec.type is not PropertyType.TEXT:
+        return Property(
+            name=spec.name, data_type=_TYPES[spec.type], index_filterable=spec.filterable
+        )
+    return Property(
+        name=spec.name,
+        data_type=DataType.TEXT,
+        index_filterable=spec.filterable,
+        index_searchable=spec.searchable,
+        tokenization=Tokenization.WORD if spec.searchable else Tokenization.FIELD,
+    )
