@@ -175,7 +175,7 @@ class EditorSettings(BaseSettings):
         ge=-1.0,
         le=1.0,
         description="Cosine similarity floor for retrieval (the paper's 0.7 was set for "
-        "GTR-T5-large; calibrated for all-MiniLM-L6-v2, see README).",
+        "GTR-T5-large; see the README for how this default was chosen).",
     )
     alpha: float = Field(
         0.75, ge=0.0, le=1.0, description="Hybrid search weight: 1 dense only, 0 BM25 only."

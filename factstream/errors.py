@@ -13,6 +13,7 @@ FactstreamError
 │   ├── LMRequestRejected        refused the request (4xx): bad schema, context too long ...
 │   └── LMOutputInvalid          output did not parse or broke its constraints, every attempt
 ├── EmbedError                   the embedding model cannot be loaded or run
+├── BadInput                     an input record that cannot be processed (dead-lettered)
 └── StoreError                   the fact store (Weaviate) failed or refused a request
     ├── StoreUnavailable         unreachable or timing out
     └── StoreWriteFailed         objects of a batched write were rejected (names the fact ids)
@@ -23,6 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "BadInput",
     "BuildStepFailed",
     "EmbedError",
     "FactstreamError",
@@ -131,6 +133,14 @@ class LMOutputInvalid(LMError):
 
 class EmbedError(FactstreamError):
     """The embedding model could not be loaded or run."""
+
+
+class BadInput(FactstreamError):
+    """An input record that cannot be processed; it goes to the dead-letter topic."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class StoreError(FactstreamError):
