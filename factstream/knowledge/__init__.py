@@ -1,0 +1,1 @@
+"""The knowledge model and the editing algorithm: plain async code, no Kafka, no SDKs."""

@@ -1,0 +1,91 @@
+"""The real sentence-transformers embedder: bundled all-MiniLM-L6-v2, offline, off the loop."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from factstream.config import EmbedSettings
+from factstream.embed.base import Embedder
+from factstream.embed.st_embedder import SentenceTransformerEmbedder, bundled_model_path
+from factstream.errors import EmbedError
+from factstream.metrics import EmbedMetrics
+
+
+@pytest.fixture
+def registry() -> CollectorRegistry:
+    return CollectorRegistry()
+
+
+@pytest.fixture
+async def embedder(registry: CollectorRegistry) -> AsyncIterator[SentenceTransformerEmbedder]:
+    emb = await SentenceTransformerEmbedder.load(EmbedSettings(), EmbedMetrics.create(registry))
+    yield emb
+    await emb.aclose()
+
+
+def _dot(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+async def test_default_model_loads_offline_and_embeds(
+    embedder: SentenceTransformerEmbedder, registry: CollectorRegistry
+) -> None:
+    assert isinstance(embedder, Embedder)
+    assert embedder.dim == 384
+    queen, monarch, rocket = await embedder.embed_batch(
+        [
+            "The Queen will address the nation on Christmas Day.",
+            "The monarch gives a televised speech to the country at Christmas.",
+            "The rocket launch was postponed because of high winds.",
+        ]
+    )
+    assert all(math.isclose(math.sqrt(_dot(v, v)), 1.0, rel_tol=1e-4) for v in (queen, rocket))
+    assert _dot(queen, monarch) > 0.5 > _dot(queen, rocket)
+    assert await embedder.embed("The Queen will address the nation on Christmas Day.") == queen
+    assert (
+        registry.get_sample_value("factstream_embed_texts_total", {"model": "all-MiniLM-L6-v2"})
+        == 4
+    )
+
+
+async def test_encoding_does_not_block_the_event_loop(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    texts = [f"Fact number {i} about the news of the day, told at some length." for i in range(512)]
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    task = asyncio.create_task(ticker())
+    started = time.monotonic()
+    vectors = await embedder.embed_batch(texts)
+    elapsed = time.monotonic() - started
+    task.cancel()
+    assert len(vectors) == 512
+    # The loop kept running while the model worked in its thread.
+    assert elapsed > 0.1 and ticks >= 0.3 * elapsed / 0.01
+
+
+async def test_any_model_by_path() -> None:
+    settings = EmbedSettings(model=str(bundled_model_path()), batch_size=4)
+    emb = await SentenceTransformerEmbedder.load(settings)
+    try:
+        assert emb.dim == 384 and emb.name == str(bundled_model_path())
+        assert len(await emb.embed_batch(["a", "b", "c", "d", "e"])) == 5
+    finally:
+        await emb.aclose()
+
+
+async def test_missing_model_is_an_embed_error() -> None:
+    with pytest.raises(EmbedError, match="cannot load"):
+        await SentenceTransformerEmbedder.load(EmbedSettings(model="no-such/model-anywhere"))

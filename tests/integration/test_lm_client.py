@@ -1,0 +1,309 @@
+"""The LM layer against the real llama.cpp server (SmolLM2-135M): every task, tokens, outages.
+
+The 135M model is too small to be right: these tests check structure and fault behaviour,
+never the content of answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from factstream.config import Settings
+from factstream.lm.backends import LlamaCppBackend
+from factstream.lm.base import CompletionRequest
+from factstream.lm.cache import CachingLM, SQLiteLMCache
+from factstream.lm.factory import build_task_runner
+from factstream.lm.openai_compat import OpenAICompatLM
+from factstream.metrics import LMMetrics
+from factstream.prompts.answer import (
+    AnswerChoiceContext,
+    AnswerFreeContext,
+    FactWithHistory,
+    HistoryEntry,
+)
+from factstream.prompts.classify_fact import ClassifyFactContext
+from factstream.prompts.classify_facts import ClassifyFactsContext
+from factstream.prompts.extract_facts import ExtractFactsContext
+from factstream.prompts.models import DocumentView, JsonSchema, Message
+from factstream.prompts.registry import PROMPTS
+from factstream.prompts.rewrite_fact import RewriteFactContext
+from factstream.services.llama import LlamaServer
+from factstream.services.process import (
+    CacheLayout,
+    process_alive,
+    start_detached,
+    stop_process,
+    wait_until,
+)
+from factstream.tasks import (
+    TaskRunner,
+    answer_choice,
+    answer_free,
+    classify_facts_batched,
+    classify_facts_per_fact,
+    extract_new_facts,
+    rewrite_false_fact,
+)
+
+DOC = DocumentView(
+    text="Mike Lawler was sworn in as the United States representative for New York's 17th "
+    "congressional district, leaving his seat in the New York State Assembly.",
+    timestamp=datetime(2023, 1, 3, tzinfo=UTC),
+)
+FACTS = [
+    "Mike Lawler is a member of the New York State Assembly.",
+    "Mike Lawler is a member of the Republican Party.",
+    "The Queen will address the nation on Christmas Day.",
+]
+LABELS = {"reinforce", "no_change", "make_false"}
+
+
+@dataclass
+class Stack:
+    lm: OpenAICompatLM
+    runner: TaskRunner
+    registry: CollectorRegistry
+
+    def tokens(self, task: str, kind: str) -> float:
+        value = self.registry.get_sample_value(
+            "factstream_lm_tokens_total", {"task": task, "model": self.lm.model, "kind": kind}
+        )
+        return value or 0.0
+
+
+@pytest.fixture
+async def stack(lm_settings: Settings) -> AsyncIterator[Stack]:
+    registry = CollectorRegistry()
+    metrics = LMMetrics.create(registry)
+    settings = lm_settings.lm.model_copy(update={"cache": False})
+    lm = OpenAICompatLM(settings, metrics)
+    yield Stack(lm, build_task_runner(settings, lm, metrics), registry)
+    await lm.aclose()
+
+
+async def test_auto_detects_the_llamacpp_backend(stack: Stack) -> None:
+    await stack.lm.complete(
+        CompletionRequest(
+            messages=(Message(role="user", content="Say hi."),),
+            task="t",
+            prompt="t.v1",
+            max_tokens=4,
+        )
+    )
+    assert stack.lm.backend == LlamaCppBackend()
+
+
+async def test_batched_classification(stack: Stack) -> None:
+    result = await classify_facts_batched(stack.runner, DOC, FACTS)
+    assert len(result.value) == len(FACTS) and set(result.value) <= LABELS
+    assert result.usage.prompt_tokens > 0 and result.usage.completion_tokens > 0
+    assert stack.tokens("classify_facts", "prompt") == result.usage.prompt_tokens
+    assert stack.tokens("classify_facts", "completion") == result.usage.completion_tokens
+
+
+@pytest.mark.parametrize("prompt", ["classify_fact.v1", "classify_fact.v2"])
+async def test_per_fact_classification(stack: Stack, prompt: str) -> None:
+    result = await classify_facts_per_fact(stack.runner, DOC, FACTS, prompt=prompt)
+    assert len(result.value) == len(FACTS) and set(result.value) <= LABELS
+    assert result.calls >= len(FACTS)
+    assert stack.tokens("classify_fact", "prompt") == result.usage.prompt_tokens > 0
+
+
+async def test_rewrite(stack: Stack) -> None:
+    result = await rewrite_false_fact(stack.runner, DOC, FACTS[0], FACTS[1:])
+    assert result.value is None or (isinstance(result.value, str) and result.value.strip())
+    assert stack.tokens("rewrite_fact", "completion") == result.usage.completion_tokens > 0
+
+
+async def test_extract(stack: Stack) -> None:
+    result = await extract_new_facts(stack.runner, DOC, max_facts=4)
+    assert len(result.value) <= 4 and all(f.strip() for f in result.value)
+    assert stack.tokens("extract_facts", "prompt") == result.usage.prompt_tokens > 0
+
+
+async def test_answers(stack: Stack) -> None:
+    facts = [
+        FactWithHistory(
+            text=FACTS[0],
+            history=(
+                HistoryEntry(ts=datetime(2021, 3, 10, tzinfo=UTC), truth=True),
+                HistoryEntry(ts=datetime(2023, 1, 3, tzinfo=UTC), truth=False),
+            ),
+        )
+    ]
+    choices = ["United States representative", "member of the New York State Assembly"]
+    picked = await answer_choice(
+        stack.runner, "What position does Mike Lawler hold?", choices, facts, as_of=DOC.timestamp
+    )
+    assert picked.value.answer in choices
+    free = await answer_free(stack.runner, "What position does Mike Lawler hold?", facts)
+    assert free.value.answer.strip()
+    assert stack.tokens("answer_choice", "completion") > 0
+    assert stack.tokens("answer_free", "completion") > 0
+
+
+async def test_response_cache_replays(lm_settings: Settings, tmp_path: Path) -> None:
+    metrics = LMMetrics.create(CollectorRegistry())
+    inner = OpenAICompatLM(lm_settings.lm, metrics)
+    lm = CachingLM(inner, SQLiteLMCache(tmp_path / "lm-cache.sqlite"), metrics)
+    runner = TaskRunner(lm, metrics)
+    try:
+        first = await classify_facts_per_fact(runner, DOC, FACTS[:1], prompt="classify_fact.v2")
+        again = await classify_facts_per_fact(runner, DOC, FACTS[:1], prompt="classify_fact.v2")
+    finally:
+        await lm.aclose()
+    assert again.value == first.value
+    assert again.usage.total_tokens == 0 and again.cached_usage == first.usage
+
+
+def _llama_python(settings: Settings) -> Path:
+    server = LlamaServer(settings.lm, settings.local, CacheLayout(settings.local.cache_dir))
+    return server.venv / "bin" / "python"
+
+
+def test_every_json_schema_compiles_to_a_llamacpp_grammar(lm_settings: Settings) -> None:
+    """llama-cpp-python silently falls back to plain JSON when a schema does not convert."""
+    contexts: dict[str, Any] = {
+        "classify_facts": ClassifyFactsContext(document=DOC, facts=tuple(FACTS)),
+        "classify_fact": ClassifyFactContext(document=DOC, fact=FACTS[0]),
+        "rewrite_fact": RewriteFactContext(document=DOC, fact=FACTS[0]),
+        "extract_facts": ExtractFactsContext(document=DOC),
+        "answer_choice": AnswerChoiceContext(question="Q?", choices=("a", 'b "quoted"')),
+        "answer_free": AnswerFreeContext(question="Q?"),
+    }
+    schemas = {}
+    for prompt_id, prompt in PROMPTS.items():
+        constraint = prompt.constraint(contexts[prompt.name])
+        if isinstance(constraint, JsonSchema):
+            schemas[prompt_id] = dict(constraint.schema)
+    script = (
+        "import json, sys\n"
+        "from llama_cpp.llama_grammar import LlamaGrammar\n"
+        "for name, schema in json.load(sys.stdin).items():\n"
+        "    LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)\n"
+        "    print(name)\n"
+    )
+    done = subprocess.run(
+        [str(_llama_python(lm_settings)), "-c", script],
+        input=json.dumps(schemas),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.split()) == sorted(schemas)
+
+
+# -- a server killed mid-call ---------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class SecondServer:
+    """A second llama.cpp server on its own port, built from the shared cache (no rebuild)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.lm = settings.lm.model_copy(update={"url": f"http://127.0.0.1:{_free_port()}/v1"})
+        layout = CacheLayout(settings.local.cache_dir)
+        self.server = LlamaServer(self.lm, settings.local, layout)
+        self.timeout_s = settings.local.start_timeout_s
+        self.pid: int | None = None
+
+    def start(self) -> None:
+        spec = self.server.launch()
+        self.pid = start_detached(spec.argv, self.server.log, self.server.pidfile, env=spec.env)
+        wait_until(
+            "lm", self.server.ready, pid=self.pid, log=self.server.log, timeout_s=self.timeout_s
+        )
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would: no graceful shutdown, connections reset."""
+        assert self.pid is not None
+        os.killpg(self.pid, signal.SIGKILL)
+        for _ in range(100):
+            if not process_alive(self.pid):
+                break
+            time.sleep(0.1)
+        self.pid = None
+
+    def stop(self) -> None:
+        if self.pid is not None:
+            stop_process(self.pid, grace_s=10)
+            self.pid = None
+        self.server.pidfile.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def second_server(lm_settings: Settings) -> Iterator[SecondServer]:
+    server = SecondServer(lm_settings)
+    server.start()
+    yield server
+    server.stop()
+
+
+async def test_server_killed_mid_call_is_waited_for(second_server: SecondServer) -> None:
+    registry = CollectorRegistry()
+    settings = second_server.lm.model_copy(
+        update={
+            "cache": False,
+            "breaker_threshold": 2,
+            "probe_interval_s": 0.5,
+            "backoff_s": 0.2,
+            "backoff_max_s": 2.0,
+            "retries": 3,
+        }
+    )
+    lm = OpenAICompatLM(settings, LMMetrics.create(registry))
+    labels = {"model": settings.model}
+
+    def sample(name: str) -> float:
+        return registry.get_sample_value(name, labels) or 0.0
+
+    long_request = CompletionRequest(
+        messages=(Message(role="user", content="Count from 1 to 300, one number per line."),),
+        task="outage",
+        prompt="outage.v1",
+        max_tokens=300,
+    )
+    try:
+        call = asyncio.create_task(lm.complete(long_request))
+        await asyncio.sleep(1.0)  # the request is being generated
+        assert not call.done()
+        second_server.kill()
+        # Longer than the whole retry budget: the call waits instead of failing.
+        for _ in range(100):
+            await asyncio.sleep(0.1)
+            if sample("factstream_lm_waiting_calls") == 1:
+                break
+        await asyncio.sleep(3.0)
+        assert not call.done()
+        assert sample("factstream_lm_outage") == 1
+        assert sample("factstream_lm_waiting_calls") == 1
+        await asyncio.to_thread(second_server.start)
+        completion = await asyncio.wait_for(call, 180)
+    finally:
+        await lm.aclose()
+    assert completion.text.strip()
+    assert completion.usage.completion_tokens > 0
+    assert sample("factstream_lm_outage") == 0
+    assert sample("factstream_lm_outages_total") == 1
+    assert sample("factstream_lm_waiting_calls") == 0
