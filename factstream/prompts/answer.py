@@ -16,6 +16,7 @@ from factstream.prompts.models import (
     Message,
     Prompt,
     as_data,
+    strict_object,
 )
 
 __all__ = [
@@ -129,17 +130,9 @@ def answer_free_v1(ctx: AnswerFreeContext) -> list[Message]:
 
 
 def _schema(answer: dict[str, object]) -> JsonSchema:
-    return JsonSchema(
+    return strict_object(
         "question_answer",
-        {
-            "type": "object",
-            "properties": {
-                "reasoning": {"type": "string", "maxLength": _REASONING_MAX_CHARS},
-                "answer": answer,
-            },
-            "required": ["reasoning", "answer"],
-            "additionalProperties": False,
-        },
+        {"reasoning": {"type": "string", "maxLength": _REASONING_MAX_CHARS}, "answer": answer},
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from factstream.prompts.classify_facts import LABELS, Label
-from factstream.prompts.models import Choice, DocumentView, JsonSchema, Message, Prompt, as_data
+from factstream.prompts.models import Choice, DocumentView, Message, Prompt, as_data, strict_object
 
 __all__ = [
     "ClassifyFactContext",
@@ -46,9 +46,8 @@ _DATA_NOTE = (
 
 def _question(ctx: ClassifyFactContext) -> str:
     doc = ctx.document
-    body = doc.text if doc.title is None else f"{doc.title}\n\n{doc.text}"
     return (
-        f"{as_data('document', body, date=doc.date)}\n\n"
+        f"{as_data('document', doc.body, date=doc.date)}\n\n"
         f"{as_data('fact', ctx.fact)}\n\n"
         f"The fact was true before this document. In light of the document, is it likely "
         f"still true as of {doc.date}?"
@@ -81,16 +80,11 @@ def classify_fact_v2(ctx: ClassifyFactContext) -> list[Message]:
     return [Message(role="system", content=_DATA_NOTE), Message(role="user", content=user)]
 
 
-_V1_SCHEMA = JsonSchema(
+_V1_SCHEMA = strict_object(
     "fact_judgement",
     {
-        "type": "object",
-        "properties": {
-            "reasoning": {"type": "string", "maxLength": _REASONING_MAX_CHARS},
-            "answer": {"type": "string", "enum": list(LABELS)},
-        },
-        "required": ["reasoning", "answer"],
-        "additionalProperties": False,
+        "reasoning": {"type": "string", "maxLength": _REASONING_MAX_CHARS},
+        "answer": {"type": "string", "enum": list(LABELS)},
     },
 )
 _V2_CHOICE = Choice(LABELS)

@@ -18,6 +18,7 @@ from factstream.prompts.models import (
     Message,
     Prompt,
     as_data,
+    strict_object,
 )
 
 __all__ = [
@@ -75,9 +76,8 @@ def classify_facts_v1(ctx: ClassifyFactsContext) -> list[Message]:
     """Messages for the batched classification, version 1."""
     facts = "\n".join(f"{i}. {fact}" for i, fact in enumerate(ctx.facts))
     doc = ctx.document
-    body = doc.text if doc.title is None else f"{doc.title}\n\n{doc.text}"
     user = (
-        f"{as_data('document', body, date=doc.date)}\n\n"
+        f"{as_data('document', doc.body, date=doc.date)}\n\n"
         f"{as_data('facts', facts)}\n\n"
         f"Label each of the {len(ctx.facts)} facts (0 to {len(ctx.facts) - 1})."
     )
@@ -88,33 +88,22 @@ def _schema(ctx: ClassifyFactsContext) -> JsonSchema:
     # prefixItems with a const index per position: the server can only emit one entry per
     # fact, in order (llama.cpp's GBNF converter and vLLM's xgrammar both support it).
     entries: list[dict[str, Any]] = [
-        {
-            "type": "object",
-            "properties": {
-                "fact": {"const": i},
-                "label": {"type": "string", "enum": list(LABELS)},
-            },
-            "required": ["fact", "label"],
-            "additionalProperties": False,
-        }
+        dict(
+            strict_object(
+                "entry", {"fact": {"const": i}, "label": {"type": "string", "enum": list(LABELS)}}
+            ).schema
+        )
         for i in range(len(ctx.facts))
     ]
     n = len(entries)
-    schema = {
-        "type": "object",
-        "properties": {
-            "labels": {
-                "type": "array",
-                "prefixItems": entries,
-                "items": False,
-                "minItems": n,
-                "maxItems": n,
-            }
-        },
-        "required": ["labels"],
-        "additionalProperties": False,
+    labels = {
+        "type": "array",
+        "prefixItems": entries,
+        "items": False,
+        "minItems": n,
+        "maxItems": n,
     }
-    return JsonSchema("fact_labels", schema)
+    return strict_object("fact_labels", {"labels": labels})
 
 
 def check_labels(ctx: ClassifyFactsContext, answer: FactLabels) -> None:

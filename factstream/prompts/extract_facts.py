@@ -15,6 +15,7 @@ from factstream.prompts.models import (
     Message,
     Prompt,
     as_data,
+    strict_object,
 )
 
 __all__ = [
@@ -70,9 +71,8 @@ _EXAMPLE_ANSWER = (
 def extract_facts_v1(ctx: ExtractFactsContext) -> list[Message]:
     """ERASE A.2 with one short worked example; the document goes in as data."""
     doc = ctx.document
-    body = doc.text if doc.title is None else f"{doc.title}\n\n{doc.text}"
     user = (
-        f"{as_data('document', body, date=doc.date)}\n\n"
+        f"{as_data('document', doc.body, date=doc.date)}\n\n"
         f"List at most {ctx.max_facts} facts this document states."
     )
     return [
@@ -84,19 +84,14 @@ def extract_facts_v1(ctx: ExtractFactsContext) -> list[Message]:
 
 
 def _schema(ctx: ExtractFactsContext) -> JsonSchema:
-    return JsonSchema(
+    return strict_object(
         "extracted_facts",
         {
-            "type": "object",
-            "properties": {
-                "facts": {
-                    "type": "array",
-                    "items": {"type": "string", "minLength": 1, "maxLength": _FACT_MAX_CHARS},
-                    "maxItems": ctx.max_facts,
-                }
-            },
-            "required": ["facts"],
-            "additionalProperties": False,
+            "facts": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1, "maxLength": _FACT_MAX_CHARS},
+                "maxItems": ctx.max_facts,
+            }
         },
     )
 

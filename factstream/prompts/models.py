@@ -19,6 +19,7 @@ __all__ = [
     "Prompt",
     "PromptFn",
     "as_data",
+    "strict_object",
 ]
 
 Role = Literal["system", "user", "assistant"]
@@ -63,6 +64,11 @@ class DocumentView(BaseModel):
     text: str
     timestamp: datetime
     title: str | None = None
+
+    @property
+    def body(self) -> str:
+        """Title (if any) and text, as the prompts show them."""
+        return self.text if self.title is None else f"{self.title}\n\n{self.text}"
 
     @property
     def date(self) -> str:
@@ -113,6 +119,19 @@ class Prompt(Generic[C, R]):
         if self.parse is not None:
             return self.parse(text)
         return self.response_model.model_validate_json(text)
+
+
+def strict_object(name: str, properties: Mapping[str, Any]) -> JsonSchema:
+    """A JSON schema for an object with exactly ``properties``, all required, nothing else."""
+    return JsonSchema(
+        name,
+        {
+            "type": "object",
+            "properties": dict(properties),
+            "required": list(properties),
+            "additionalProperties": False,
+        },
+    )
 
 
 def as_data(tag: str, text: str, **attrs: str) -> str:
