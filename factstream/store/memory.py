@@ -6,9 +6,16 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 
-from factstream.errors import StoreError, StoreWriteFailed
+from factstream.errors import StoreWriteFailed
 from factstream.store.base import AppliedBatch, FactPage, SearchHit, StoredFact
-from factstream.store.rules import check_namespace, check_search_args, cosine, order_key, visible
+from factstream.store.rules import (
+    check_namespace,
+    check_search_args,
+    odd_dimensions,
+    order_key,
+    similarity,
+    visible,
+)
 from factstream.topics.records import Fact
 
 __all__ = ["InMemoryFactStore"]
@@ -51,11 +58,11 @@ class InMemoryFactStore:
         for stored in self._facts.get(namespace, {}).values():
             if not visible(stored.fact, as_of):
                 continue
-            similarity = _similarity(vector, stored.vector)
+            cos = similarity(vector, stored.vector)
             overlap = _overlap(words, stored.fact.text)
-            if similarity >= min_similarity and (alpha > 0 or overlap > 0):
-                score = alpha * (similarity + 1) / 2 + (1 - alpha) * overlap
-                hits.append(SearchHit(stored.fact, similarity, score))
+            if cos >= min_similarity and (alpha > 0 or overlap > 0):
+                score = alpha * (cos + 1) / 2 + (1 - alpha) * overlap
+                hits.append(SearchHit(stored.fact, cos, score))
         hits.sort(key=lambda hit: (-hit.score, order_key(hit.fact.fact_id)))
         return hits[:top_k]
 
@@ -95,6 +102,8 @@ class InMemoryFactStore:
             StoreWriteFailed: some facts were rejected (they are absent afterwards).
         """
         check_namespace(namespace, facts)
+        if odd := odd_dimensions(facts):
+            raise StoreWriteFailed(namespace, odd)
         if not facts:
             return
         stored = self._tenant(namespace)
@@ -134,13 +143,6 @@ class InMemoryFactStore:
     def _tenant(self, namespace: str) -> dict[str, StoredFact]:
         self._batches.setdefault(namespace, {})
         return self._facts.setdefault(namespace, {})
-
-
-def _similarity(query: Sequence[float], stored: Sequence[float]) -> float:
-    try:
-        return cosine(query, stored)
-    except ValueError as exc:  # Weaviate refuses such a query too
-        raise StoreError(f"query vector does not fit the namespace: {exc}") from exc
 
 
 def _overlap(words: set[str], text: str) -> float:

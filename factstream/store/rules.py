@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 
+from factstream.errors import StoreError
 from factstream.store.base import StoredFact
 from factstream.topics.records import Fact
 
@@ -13,6 +15,8 @@ __all__ = [
     "check_namespace",
     "check_search_args",
     "cosine",
+    "odd_dimensions",
+    "similarity",
     "order_key",
     "visible",
 ]
@@ -30,6 +34,18 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     if norms == 0.0:
         return 0.0
     return math.fsum(x * y for x, y in zip(a, b, strict=True)) / norms
+
+
+def similarity(query: Sequence[float], stored: Sequence[float]) -> float:
+    """The cosine of a query vector and a stored one, as a search reports it.
+
+    Raises:
+        StoreError: the query vector does not have the namespace's dimension.
+    """
+    try:
+        return cosine(query, stored)
+    except ValueError as exc:
+        raise StoreError(f"query vector does not fit the namespace: {exc}") from exc
 
 
 def visible(fact: Fact, as_of: datetime | None, *, include_false: bool = False) -> bool:
@@ -85,3 +101,20 @@ def check_namespace(namespace: str, facts: Sequence[StoredFact]) -> None:
                 f"fact {item.fact.fact_id} belongs to namespace {item.fact.namespace}, "
                 f"not {namespace}"
             )
+
+
+def odd_dimensions(facts: Sequence[StoredFact]) -> dict[str, str]:
+    """The facts whose vector length differs from the most common one in ``facts``, with why.
+
+    A write checks this before sending: a new Weaviate tenant takes its dimension from
+    whichever vector of a mixed batch it indexes first, and may keep the others half-written.
+    """
+    lengths = Counter(len(item.vector) for item in facts)
+    if len(lengths) <= 1:
+        return {}
+    usual = lengths.most_common(1)[0][0]
+    return {
+        item.fact.fact_id: f"vector of {len(item.vector)} dimensions, the others have {usual}"
+        for item in facts
+        if len(item.vector) != usual
+    }

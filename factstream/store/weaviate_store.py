@@ -36,7 +36,14 @@ from weaviate.exceptions import (
 from factstream.config import StoreSettings, WeaviateSettings
 from factstream.errors import StoreError, StoreUnavailable, StoreWriteFailed
 from factstream.store.base import AppliedBatch, FactPage, SearchHit, StoredFact
-from factstream.store.rules import check_namespace, check_search_args, cosine, order_key, visible
+from factstream.store.rules import (
+    check_namespace,
+    check_search_args,
+    odd_dimensions,
+    order_key,
+    similarity,
+    visible,
+)
 from factstream.store.schema import (
     CollectionSpec,
     PropertySpec,
@@ -220,13 +227,16 @@ class WeaviateFactStore:
     async def upsert(self, namespace: str, facts: Sequence[StoredFact]) -> None:
         """Insert or replace facts in batches; check every object and raise if any failed.
 
-        Objects that failed are deleted: Weaviate may keep an object whose vector it refused,
-        and a half-indexed fact must not linger. The materializer retries the whole batch.
+        Vectors of mixed lengths fail before anything is sent. Objects the server rejected are
+        deleted: Weaviate may keep an object whose vector it refused, and a half-indexed fact
+        must not linger. Others may have been written; the materializer retries the batch.
 
         Raises:
             StoreWriteFailed: some facts were rejected (their ids and the server's messages).
         """
         check_namespace(namespace, facts)
+        if odd := odd_dimensions(facts):
+            raise StoreWriteFailed(namespace, odd)
         if not facts:
             return
         await self._ensure_tenant(namespace)
@@ -366,10 +376,10 @@ def _hit(
     fact = fact_from_properties(obj.properties)
     if not visible(fact, as_of):
         return None
-    similarity = cosine(vector, _vector_of(obj))
-    if similarity < min_similarity:
+    cos = similarity(vector, _vector_of(obj))
+    if cos < min_similarity:
         return None
-    return SearchHit(fact, similarity, float(obj.metadata.score or 0.0))
+    return SearchHit(fact, cos, float(obj.metadata.score or 0.0))
 
 
 def _vector_of(obj: _Obj) -> list[float]:

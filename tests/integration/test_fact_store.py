@@ -10,7 +10,7 @@ import weaviate
 from unit.store.builders import day, make_fact, stored
 
 from factstream.config import Settings, StoreSettings
-from factstream.errors import StoreUnavailable, StoreWriteFailed
+from factstream.errors import StoreError, StoreUnavailable, StoreWriteFailed
 from factstream.store.base import AppliedBatch, FactStore
 from factstream.store.memory import InMemoryFactStore
 from factstream.store.rules import order_key
@@ -271,17 +271,49 @@ async def test_drop_namespace_removes_facts_and_batches(store: FactStore) -> Non
     assert await _all(store) == ["f2"]
 
 
-async def test_a_rejected_object_fails_the_write_and_names_its_fact(store: FactStore) -> None:
+async def test_rejected_objects_fail_the_write_and_are_named(store: FactStore) -> None:
+    await store.upsert(A, [stored(make_fact("good"))])
+    wrong = [stored(make_fact(f"bad{i}"), [1.0, 0.0]) for i in range(2)]  # the tenant has 3
+    with pytest.raises(StoreWriteFailed) as failed:
+        await store.upsert(A, wrong)
+    assert set(failed.value.failures) == {"bad0", "bad1"}
+    assert "bad0" in str(failed.value) and "bad1" in str(failed.value)
+    assert await store.get(A, ["bad0", "bad1"]) == {}
+    assert await _all(store) == ["good"]
+
+
+async def test_each_failed_object_of_a_batch_is_reported(
+    weaviate_settings: Settings, store_prefix: str
+) -> None:
+    """The server's per-object errors among successes (below the mixed-dimension check)."""
+    store = await _open(weaviate_settings, store_prefix)
     await store.upsert(A, [stored(make_fact("good0"))])
-    batch = [stored(make_fact(f"good{i}")) for i in range(1, 10)]
-    batch.insert(8, stored(make_fact("bad"), [1.0, 0.0]))  # 2 dimensions, the tenant has 3
+    chunk = [stored(make_fact(f"good{i}")) for i in range(1, 6)]
+    chunk.insert(3, stored(make_fact("bad"), [1.0, 0.0]))
+    failures = await store._write(A, chunk)
+    assert set(failures) == {"bad"}
+    assert "dimension" in failures["bad"]
+    assert len(await store.get(A, [f"good{i}" for i in range(6)])) == 6
+    await store.close()
+
+
+async def test_mixed_dimensions_fail_before_a_new_namespace_takes_one(store: FactStore) -> None:
+    # A new tenant would take its dimension from whichever vector it indexes first.
+    batch = [stored(make_fact(f"good{i}")) for i in range(3)]
+    batch.insert(0, stored(make_fact("bad"), [1.0, 0.0]))
     with pytest.raises(StoreWriteFailed) as failed:
         await store.upsert(A, batch)
     assert set(failed.value.failures) == {"bad"}
-    assert "bad" in str(failed.value)
-    assert await store.get(A, ["bad"]) == {}
-    assert len(await store.get(A, [f"good{i}" for i in range(10)])) == 10
-    assert "bad" not in await _all(store)
+    await store.upsert(A, batch[1:])
+    assert await _all(store) == ["good0", "good1", "good2"]
+    assert len(await _search(store, query="fact", alpha=0.5)) == 3
+
+
+async def test_a_query_vector_of_another_dimension_is_refused(store: FactStore) -> None:
+    await store.upsert(A, [stored(make_fact("f1", "the fact"))])
+    for alpha in (0.0, 0.5):
+        with pytest.raises(StoreError):
+            await _search(store, query="fact", vector=[1.0, 0.0], alpha=alpha)
 
 
 async def test_facts_of_another_namespace_are_refused(store: FactStore) -> None:
