@@ -13,25 +13,15 @@ from datetime import datetime
 from typing import Any
 
 import weaviate
+from weaviate import exceptions as wx
 from weaviate.classes.config import Configure, DataType, Property, Tokenization
 from weaviate.classes.data import DataObject
 from weaviate.classes.init import Auth
 from weaviate.classes.query import Filter, MetadataQuery, Sort
 from weaviate.classes.tenants import Tenant
 from weaviate.collections import CollectionAsync
-from weaviate.collections.classes.filters import _Filters
+from weaviate.collections.classes.filters import FilterReturn
 from weaviate.collections.classes.internal import Object, QueryReturn
-from weaviate.exceptions import (
-    UnexpectedStatusCodeError,
-    WeaviateBaseError,
-    WeaviateConnectionError,
-    WeaviateGRPCUnavailableError,
-    WeaviateInsertManyAllFailedError,
-    WeaviateQueryError,
-    WeaviateRetryError,
-    WeaviateStartUpError,
-    WeaviateTimeoutError,
-)
 
 from factstream.config import StoreSettings, WeaviateSettings
 from factstream.errors import StoreError, StoreUnavailable, StoreWriteFailed
@@ -72,18 +62,12 @@ _ID_CHUNK = 500
 _Obj = Object[Any, Any]
 _Collection = CollectionAsync[Any, Any]
 
-_TYPES = {
-    PropertyType.TEXT: DataType.TEXT,
-    PropertyType.BOOL: DataType.BOOL,
-    PropertyType.DATE: DataType.DATE,
-    PropertyType.INT: DataType.INT,
-}
 _UNAVAILABLE = (
-    WeaviateConnectionError,
-    WeaviateGRPCUnavailableError,
-    WeaviateRetryError,
-    WeaviateStartUpError,
-    WeaviateTimeoutError,
+    wx.WeaviateConnectionError,
+    wx.WeaviateGRPCUnavailableError,
+    wx.WeaviateRetryError,
+    wx.WeaviateStartUpError,
+    wx.WeaviateTimeoutError,
 )
 
 
@@ -103,7 +87,7 @@ class WeaviateFactStore:
         url: str,
     ) -> None:
         """Wrap a connected client whose collections exist; :meth:`open` does both."""
-        self._client, self._url, self._collections = client, url, collections
+        self._client, self._url = client, url
         self._facts = client.collections.use(collections.facts.name)
         self._batches = client.collections.use(collections.batches.name)
         self._batch_size, self._overfetch = settings.write_batch_size, settings.search_overfetch
@@ -265,6 +249,8 @@ class WeaviateFactStore:
                 await collection.data.insert(
                     batch_properties(batch), uuid=batch_uuid(namespace, batch.document_id)
                 )
+        except StoreUnavailable:
+            raise
         except StoreError as exc:
             # Inserting an existing id fails atomically: the first record stays.
             if await self.applied_batch(namespace, batch.document_id) is None:
@@ -311,7 +297,7 @@ class WeaviateFactStore:
             with self._translated("write facts"):
                 result = await self._facts.with_tenant(namespace).data.insert_many(objects)
         except StoreError as exc:
-            if not isinstance(exc.__cause__, WeaviateInsertManyAllFailedError):
+            if not isinstance(exc.__cause__, wx.WeaviateInsertManyAllFailedError):
                 raise
             return {item.fact.fact_id: str(exc.__cause__) for item in chunk}
         failed = {chunk[i].fact.fact_id: error.message for i, error in result.errors.items()}
@@ -333,7 +319,7 @@ class WeaviateFactStore:
         with self._translated("read"):
             try:
                 return list((await query).objects)
-            except WeaviateQueryError:
+            except wx.WeaviateQueryError:
                 if await self._facts.tenants.exists(namespace):
                     raise
                 self._tenants.discard(namespace)
@@ -345,15 +331,15 @@ class WeaviateFactStore:
             yield
         except _UNAVAILABLE as exc:
             raise StoreUnavailable(self._url, f"{action}: {exc}") from exc
-        except UnexpectedStatusCodeError as exc:
+        except wx.UnexpectedStatusCodeError as exc:
             if exc.status_code >= 500:
                 raise StoreUnavailable(self._url, f"{action}: {exc}") from exc
             raise StoreError(f"{action} at {self._url}: {exc}") from exc
-        except WeaviateBaseError as exc:
+        except wx.WeaviateBaseError as exc:
             raise StoreError(f"{action} at {self._url}: {exc}") from exc
 
 
-def _truth_filter(as_of: datetime | None, *, include_false: bool) -> _Filters | None:
+def _truth_filter(as_of: datetime | None, *, include_false: bool) -> FilterReturn | None:
     """A superset of ``rules.visible`` that Weaviate can evaluate on the flat properties.
 
     Truth at T needs the whole history, so at T this keeps the facts whose history starts by
@@ -403,7 +389,7 @@ async def _ensure_collection(client: weaviate.WeaviateAsyncClient, spec: Collect
                 ),
             )
             return
-        except UnexpectedStatusCodeError:
+        except wx.UnexpectedStatusCodeError:
             if not await client.collections.exists(spec.name):
                 raise  # not a lost race with another creator
     config = await client.collections.use(spec.name).config.get()
@@ -416,14 +402,14 @@ async def _ensure_collection(client: weaviate.WeaviateAsyncClient, spec: Collect
 
 
 def _property(spec: PropertySpec) -> Property:
-    if spec.type is not PropertyType.TEXT:
-        return Property(
-            name=spec.name, data_type=_TYPES[spec.type], index_filterable=spec.filterable
-        )
+    # PropertyType's values are Weaviate's data type names.
+    text = spec.type is PropertyType.TEXT
     return Property(
         name=spec.name,
-        data_type=DataType.TEXT,
+        data_type=DataType(spec.type.value),
         index_filterable=spec.filterable,
-        index_searchable=spec.searchable,
-        tokenization=Tokenization.WORD if spec.searchable else Tokenization.FIELD,
+        index_searchable=spec.searchable if text else None,
+        tokenization=(Tokenization.WORD if spec.searchable else Tokenization.FIELD)
+        if text
+        else None,
     )
