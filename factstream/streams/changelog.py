@@ -1,0 +1,175 @@
+"""The changelog on Kafka: publish a document's edit batch atomically, read batches back.
+
+A batch goes out in one Kafka transaction, and readers use read_committed, so a reader sees
+a document's whole batch or none of it: a crash mid-publish leaves no half batch behind.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+
+from factstream.config import KafkaSettings
+from factstream.topics.definitions import TopicName, topic_name
+from factstream.topics.records import DeadLetter, Document, Fact, FactEdit, Record
+
+__all__ = ["ChangelogPublisher", "first_batches", "read_changelog"]
+
+
+class ChangelogPublisher:
+    """A transactional producer for factstream's output topics."""
+
+    def __init__(self, kafka: KafkaSettings, client_id: str = "factstream") -> None:
+        self._kafka = kafka
+        self._producer = AIOKafkaProducer(
+            bootstrap_servers=kafka.bootstrap_servers,
+            client_id=client_id,
+            # Unique per process: a restarted worker never has to wait on its predecessor's
+            # open transaction, which the broker aborts when it times out.
+            transactional_id=f"{client_id}-{uuid.uuid4().hex}",
+            enable_idempotence=True,
+            acks="all",
+        )
+
+    def _topic(self, name: TopicName) -> str:
+        return topic_name(name, self._kafka.topic_prefix)
+
+    async def start(self) -> None:
+        await self._producer.start()
+
+    async def stop(self) -> None:
+        await self._producer.stop()
+
+    async def _send_all(
+        self, name: TopicName, items: Sequence[tuple[bytes | None, Record]]
+    ) -> None:
+        topic = self._topic(name)
+        async with self._producer.transaction():
+            for key, record in items:
+                await self._producer.send(topic, record.to_bytes(), key=key)
+
+    async def publish_batch(self, edits: Sequence[FactEdit]) -> None:
+        """One document's edits on ``factstream.fact-edits``, keyed by fact id, atomically."""
+        await self._send_all(TopicName.FACT_EDITS, [(e.fact_id.encode(), e) for e in edits])
+
+    async def publish_facts(self, facts: Sequence[Fact]) -> None:
+        """The latest state of facts on the compacted ``factstream.facts``."""
+        await self._send_all(TopicName.FACTS, [(f.fact_id.encode(), f) for f in facts])
+
+    async def publish_documents(self, documents: Sequence[Document]) -> None:
+        """Documents on ``factstream.documents``, keyed by namespace (this keeps their order)."""
+        await self._send_all(TopicName.DOCUMENTS, [(d.namespace.encode(), d) for d in documents])
+
+    async def review(self, document: Document) -> None:
+        """A document held back for a person (over the blast radius)."""
+        await self._send_all(TopicName.REVIEW, [(document.namespace.encode(), document)])
+
+    async def dead_letter(
+        self,
+        *,
+        topic: str,
+        partition: int,
+        offset: int,
+        key: bytes | None,
+        value: bytes | None,
+        reason: str,
+        error_type: str,
+    ) -> DeadLetter:
+        """Bad input with its reason and its original bytes, under its original key."""
+        letter = DeadLetter(
+            topic=topic,
+            partition=partition,
+            offset=offset,
+            key=base64.b64encode(key).decode() if key is not None else None,
+            value=base64.b64encode(value or b"").decode(),
+            reason=reason,
+            error_type=error_type,
+            failed_at=datetime.now(UTC),
+        )
+        await self._send_all(TopicName.DOCUMENTS_DLQ, [(key, letter)])
+        return letter
+
+
+async def read_changelog(
+    kafka: KafkaSettings, *, since_ms: int | None = None
+) -> AsyncIterator[FactEdit]:
+    """Every committed edit on the changelog (from ``since_ms``, else from the start) up to
+    the end as it was when reading began; in order within each partition."""
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=kafka.bootstrap_servers,
+        isolation_level="read_committed",
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+    )
+    await consumer.start()
+    try:
+        topic = topic_name(TopicName.FACT_EDITS, kafka.topic_prefix)
+        parts = [TopicPartition(topic, p) for p in await _partitions(kafka, topic)]
+        consumer.assign(parts)
+        ends = await consumer.end_offsets(parts)
+        starts = await _start_offsets(consumer, parts, since_ms)
+        for tp in parts:
+            if starts[tp] >= ends[tp]:
+                continue
+            consumer.seek(tp, starts[tp])
+            async for edit in _read_partition(consumer, tp, ends[tp]):
+                yield edit
+    finally:
+        await consumer.stop()
+
+
+async def _partitions(kafka: KafkaSettings, topic: str) -> list[int]:
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers)
+    await admin.start()
+    try:
+        [described] = await admin.describe_topics([topic])
+    finally:
+        await admin.close()
+    return sorted(int(p["partition"]) for p in described["partitions"])
+
+
+async def _start_offsets(
+    consumer: AIOKafkaConsumer, parts: list[TopicPartition], since_ms: int | None
+) -> dict[TopicPartition, int]:
+    beginnings: dict[TopicPartition, int] = await consumer.beginning_offsets(parts)
+    if since_ms is None:
+        return beginnings
+    found = await consumer.offsets_for_times({tp: since_ms for tp in parts})
+    ends: dict[TopicPartition, int] = await consumer.end_offsets(parts)
+    return {tp: found[tp].offset if found[tp] is not None else ends[tp] for tp in parts}
+
+
+async def _read_partition(
+    consumer: AIOKafkaConsumer, tp: TopicPartition, end: int
+) -> AsyncIterator[FactEdit]:
+    # Transaction markers occupy offsets but are never returned, so compare positions.
+    while await consumer.position(tp) < end:
+        batch = await consumer.getmany(tp, timeout_ms=1000)
+        for record in batch.get(tp, []):
+            yield FactEdit.from_bytes(record.value)
+
+
+def first_batches(edits: Sequence[FactEdit]) -> dict[tuple[str, str], list[FactEdit]]:
+    """The first whole batch per (namespace, document id), in batch order.
+
+    Later batches for the same document are ignored (the first one wins); so are copies of
+    an edit (a batch published twice) and batches that are not whole (a reader that starts
+    at a time may start inside one).
+    """
+    batches: dict[str, dict[int, FactEdit]] = {}
+    for edit in edits:
+        batches.setdefault(edit.batch.id, {}).setdefault(edit.batch.position, edit)
+    result: dict[tuple[str, str], list[FactEdit]] = {}
+    for by_position in batches.values():  # dicts keep first-seen order
+        first = next(iter(by_position.values()))
+        if set(by_position) != set(range(first.batch.size)):
+            continue
+        result.setdefault(
+            (first.namespace, first.document_id), [by_position[i] for i in range(first.batch.size)]
+        )
+    return result
