@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -116,6 +117,91 @@ def demo() -> None:
         console.print(f"sent:     {trip.sent}", soft_wrap=True, markup=False)
         console.print(f"received: {trip.received}", soft_wrap=True, markup=False)
     console.print("\nThe services keep running; stop them with: factstream services down")
+
+
+@app.command()
+def worker(
+    loglevel: Annotated[str, typer.Option(help="Log level.")] = "info",
+) -> None:
+    """Run the stream worker: the editor agent on factstream.documents (Ctrl-C stops it)."""
+    from factstream.agents.worker import run_worker
+
+    run_worker(_settings(), loglevel=loglevel)
+
+
+@app.command()
+def publish(
+    path: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="A JSON Lines file.")],
+) -> None:
+    """Publish documents (one JSON object per line) to factstream.documents, in file order."""
+    from rich.progress import Progress
+
+    from factstream.agents.publish import publish_file
+
+    settings = _settings()
+    with path.open("rb") as file:
+        lines = sum(1 for line in file if line.strip())
+    with Progress(console=console) as bar:
+        task = bar.add_task(f"publishing {path.name}", total=lines)
+        report = asyncio.run(
+            publish_file(path, settings.kafka, settings.worker, lambda n: bar.advance(task, n))
+        )
+    for number, reason in report.rejected:
+        console.print(f"line {number}: {reason}", markup=False)
+    console.print(f"published {report.published}, rejected {len(report.rejected)}")
+    if report.rejected:
+        raise typer.Exit(code=1)
+
+
+@app.command()
+def facts(
+    namespace: Annotated[str, typer.Option("--namespace", "-n", help="The knowledge base.")],
+    search: Annotated[str | None, typer.Option(help="Hybrid search for this text.")] = None,
+    as_of: Annotated[
+        datetime | None, typer.Option("--as-of", help="Facts true at this time (RFC 3339).")
+    ] = None,
+    all_facts: Annotated[bool, typer.Option("--all", help="Include false facts.")] = False,
+    limit: Annotated[int, typer.Option(min=1, max=1000)] = 50,
+) -> None:
+    """List or search a namespace's facts with their histories."""
+    from factstream.agents.inspect import fact_table
+
+    when = as_of.replace(tzinfo=as_of.tzinfo or UTC) if as_of else None
+    try:
+        table = asyncio.run(fact_table(_settings(), namespace, search, when, all_facts, limit))
+    except FactstreamError as exc:
+        raise _fail(exc) from exc
+    console.print(table)
+
+
+@app.command()
+def rebuild(
+    namespace: Annotated[str, typer.Option("--namespace", "-n", help="The knowledge base.")],
+) -> None:
+    """Rebuild a namespace's Weaviate state from the changelog (stop its workers first)."""
+    from rich.progress import Progress
+
+    from factstream.agents.rebuild import rebuild_namespace
+    from factstream.clients import build_clients
+
+    async def run() -> str:
+        clients = await build_clients(_settings())
+        try:
+            with Progress(console=console) as bar:
+                task = bar.add_task(f"rebuilding {namespace}", total=None)
+                report = await rebuild_namespace(
+                    clients,
+                    namespace,
+                    lambda done, total: bar.update(task, completed=done, total=total),
+                )
+        finally:
+            await clients.aclose()
+        return f"{report.batches} batches, {report.edits} edits, {report.facts} facts"
+
+    try:
+        console.print(f"rebuilt {namespace}: {asyncio.run(run())}")
+    except FactstreamError as exc:
+        raise _fail(exc) from exc
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import UTC, datetime
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -18,7 +18,7 @@ from factstream.config import KafkaSettings
 from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import DeadLetter, Document, Fact, FactEdit, Record
 
-__all__ = ["ChangelogPublisher", "first_batches", "read_changelog"]
+__all__ = ["ChangelogPublisher", "first_batches", "in_input_order", "read_changelog"]
 
 
 class ChangelogPublisher:
@@ -157,19 +157,27 @@ async def _read_partition(
 def first_batches(edits: Sequence[FactEdit]) -> dict[tuple[str, str], list[FactEdit]]:
     """The first whole batch per (namespace, document id), in batch order.
 
-    Later batches for the same document are ignored (the first one wins); so are copies of
-    an edit (a batch published twice) and batches that are not whole (a reader that starts
-    at a time may start inside one).
+    "First" is the batch created first (the one a worker applied first). Later batches for
+    the same document are ignored; so are copies of an edit (a batch published twice) and
+    batches that are not whole (a reader that starts at a time may start inside one).
     """
     batches: dict[str, dict[int, FactEdit]] = {}
     for edit in edits:
         batches.setdefault(edit.batch.id, {}).setdefault(edit.batch.position, edit)
+    whole = [
+        [by_position[i] for i in range(size)]
+        for by_position in batches.values()
+        if set(by_position) == set(range(size := next(iter(by_position.values())).batch.size))
+    ]
+    whole.sort(key=lambda batch: (batch[0].created_at, batch[0].batch.id))
     result: dict[tuple[str, str], list[FactEdit]] = {}
-    for by_position in batches.values():  # dicts keep first-seen order
-        first = next(iter(by_position.values()))
-        if set(by_position) != set(range(first.batch.size)):
-            continue
-        result.setdefault(
-            (first.namespace, first.document_id), [by_position[i] for i in range(first.batch.size)]
-        )
+    for batch in whole:
+        result.setdefault((batch[0].namespace, batch[0].document_id), batch)
     return result
+
+
+def in_input_order(batches: Iterable[list[FactEdit]]) -> list[list[FactEdit]]:
+    """Batches in the order their documents were read (a namespace lives in one partition)."""
+    return sorted(
+        batches, key=lambda b: (b[0].input.topic, b[0].input.partition, b[0].input.offset)
+    )

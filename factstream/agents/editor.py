@@ -1,0 +1,130 @@
+"""The editor: one input record in, its edit batch on the changelog and applied, or a dead letter.
+
+The order of effects is the guarantee (design.md section 5): the batch is durable on the
+changelog before it is applied, it is applied before the input offset can be committed
+(the caller acks only after ``handle`` returns), and a document whose batch is applied or
+already on the changelog never reaches the LM again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from enum import StrEnum
+
+from aiokafka.errors import KafkaError
+
+from factstream.clients import Clients
+from factstream.concurrency import backoff_delay
+from factstream.errors import BadInput, LMOutputInvalid, StoreUnavailable
+from factstream.knowledge.materializer import Materializer
+from factstream.knowledge.pipeline import EditContext, edit_document, to_records
+from factstream.streams.changelog import ChangelogPublisher
+from factstream.streams.decode import decode_document
+from factstream.streams.recovery import RecoveredBatches
+from factstream.topics.records import Document, InputRef
+
+__all__ = ["Editor", "InputRecord", "Outcome"]
+
+log = logging.getLogger(__name__)
+
+# Outages stop progress, with back-off, and never drop a document.
+_TRANSIENT = (StoreUnavailable, KafkaError, ConnectionError, asyncio.TimeoutError)
+
+
+class Outcome(StrEnum):
+    """What became of one input record (a metric label)."""
+
+    APPLIED = "applied"
+    EMPTY = "empty"  # edited, and nothing to change
+    DUPLICATE = "duplicate"  # its batch was applied before (a redelivery)
+    RECOVERED = "recovered"  # its batch was on the changelog; applied without the LM
+    REVIEW = "review"  # over the blast radius; held for a person
+    DEAD_LETTER = "dead_letter"
+
+
+@dataclass(frozen=True)
+class InputRecord:
+    """One record of the documents topic as the consumer saw it."""
+
+    key: bytes | None
+    value: bytes | None
+    source: InputRef
+    appended_ms: int
+
+
+class Editor:
+    """Edits the knowledge base for each document, in the order it is given them."""
+
+    def __init__(self, clients: Clients, publisher: ChangelogPublisher) -> None:
+        settings = clients.settings
+        self._clients, self._publisher = clients, publisher
+        self._max_bytes = settings.worker.max_document_bytes
+        self._ctx = EditContext(clients.store, clients.embedder, clients.runner, settings.editor)
+        self._materializer = Materializer(clients.store, clients.embedder, sink=publisher)
+
+    async def handle(self, record: InputRecord, recovered: RecoveredBatches) -> Outcome:
+        """Process one record to its end, retrying through outages of Weaviate or Kafka."""
+        try:
+            doc = decode_document(record.key, record.value, max_bytes=self._max_bytes)
+        except BadInput as exc:
+            return await self._dead_letter(record, exc.reason, "BadInput")
+        attempt = 0
+        while True:
+            try:
+                return await self._edit(doc, record, recovered)
+            except LMOutputInvalid as exc:
+                return await self._dead_letter(
+                    record, f"LM output invalid: {exc}", "LMOutputInvalid"
+                )
+            except _TRANSIENT as exc:
+                attempt += 1
+                delay = backoff_delay(attempt, 0.5, 30.0)
+                log.warning(
+                    "document %s: %r; retrying in %.1fs (attempt %d)", doc.id, exc, delay, attempt
+                )
+                await asyncio.sleep(delay)
+
+    async def _edit(
+        self, doc: Document, record: InputRecord, recovered: RecoveredBatches
+    ) -> Outcome:
+        store = self._clients.store
+        if await store.applied_batch(doc.namespace, doc.id) is not None:
+            return Outcome.DUPLICATE
+        batch = await recovered.take(doc.namespace, doc.id, record.appended_ms)
+        if batch is not None:
+            await self._materializer.apply(batch)
+            return Outcome.RECOVERED
+        plan = await edit_document(doc, self._ctx)
+        if plan.over_limit:
+            log.warning(
+                "document %s makes %d facts false (limit %d): sent for review",
+                doc.id,
+                sum(label == "make_false" for label in plan.labels),
+                self._clients.settings.editor.max_edits,
+            )
+            await self._publisher.review(doc)
+            await self._materializer.record_empty(doc.namespace, doc.id)
+            return Outcome.REVIEW
+        edits = to_records(plan, record.source)
+        if not edits:
+            await self._materializer.record_empty(doc.namespace, doc.id)
+            return Outcome.EMPTY
+        await self._publisher.publish_batch(edits)
+        await self._materializer.apply(edits)
+        return Outcome.APPLIED
+
+    async def _dead_letter(self, record: InputRecord, reason: str, error_type: str) -> Outcome:
+        src = record.source
+        log.warning("dead letter %s[%d]@%d: %s", src.topic, src.partition, src.offset, reason)
+        await self._publisher.dead_letter(
+            topic=src.topic,
+            partition=src.partition,
+            offset=src.offset,
+            key=record.key,
+            value=record.value,
+            reason=reason,
+            error_type=error_type,
+        )
+        return Outcome.DEAD_LETTER

@@ -1,0 +1,61 @@
+"""Read a namespace's facts for people: list or search, as of a time, with histories."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from rich.table import Table
+
+from factstream.clients import build_clients
+from factstream.config import Settings
+from factstream.topics.records import Fact
+
+__all__ = ["fact_table", "history_line"]
+
+
+def history_line(fact: Fact) -> str:
+    """``2023-01-01 true (doc d1), 2023-02-01 false (doc d2)``."""
+    return ", ".join(
+        f"{h.ts.date().isoformat()} {'true' if h.truth else 'false'} ({h.document_id})"
+        for h in fact.history
+    )
+
+
+async def fact_table(
+    settings: Settings,
+    namespace: str,
+    search: str | None,
+    as_of: datetime | None,
+    include_false: bool,
+    limit: int,
+) -> Table:
+    """A table of the namespace's facts (searched, if ``search`` is given)."""
+    clients = await build_clients(settings)
+    try:
+        scores: dict[str, float] = {}
+        if search:
+            vector = await clients.embedder.embed(search)
+            hits = await clients.store.search(
+                namespace,
+                search,
+                vector,
+                as_of=as_of,
+                top_k=min(limit, 100),
+                min_similarity=-1.0,
+                alpha=settings.editor.alpha,
+            )
+            found = [h.fact for h in hits]
+            scores = {h.fact.fact_id: h.similarity for h in hits}
+        else:
+            page = await clients.store.list_facts(
+                namespace, as_of=as_of, include_false=include_false, limit=limit
+            )
+            found = page.facts
+    finally:
+        await clients.aclose()
+    table = Table("fact", "true", "text", "similarity" if search else "replaces", "history")
+    for fact in found:
+        extra = f"{scores[fact.fact_id]:.3f}" if search else (fact.replaces or "")[:8]
+        truth = fact.truth if as_of is None else fact.truth_at(as_of)
+        table.add_row(fact.fact_id[:8], str(truth), fact.text, extra, history_line(fact))
+    return table

@@ -1,0 +1,44 @@
+"""The faust-streaming app: at-least-once, one actor per input partition, raw bytes in.
+
+Known faust-streaming limits shape this (see the README): exactly-once mode duplicates on
+rebalance and ``concurrency > 1`` breaks per-key order, so the app runs at-least-once with
+one actor per partition (``isolated_partitions``), and the editor makes effects idempotent.
+"""
+
+from __future__ import annotations
+
+import faust
+
+from factstream.config import KafkaSettings, WorkerSettings
+from factstream.topics.definitions import TopicName, topic_name
+
+__all__ = ["create_app", "documents_topic"]
+
+
+def create_app(kafka: KafkaSettings, worker: WorkerSettings) -> faust.App:
+    """A faust app from settings; agents are registered by agents/."""
+    return faust.App(
+        worker.app_id,
+        broker=[f"kafka://{server.strip()}" for server in kafka.bootstrap_servers.split(",")],
+        store="memory://",
+        autodiscover=False,
+        web_enabled=False,
+        processing_guarantee="at_least_once",
+        topic_partitions=worker.partitions,
+        topic_replication_factor=worker.replication,
+        broker_session_timeout=worker.session_timeout_s,
+        broker_heartbeat_interval=min(3.0, worker.session_timeout_s / 3),
+        broker_commit_interval=worker.commit_interval_s,
+        consumer_auto_offset_reset="earliest",
+    )
+
+
+def documents_topic(app: faust.App, kafka: KafkaSettings) -> faust.TopicT:
+    """The input topic, as raw bytes: decoding is ours, so bad input can be dead-lettered."""
+    return app.topic(
+        topic_name(TopicName.DOCUMENTS, kafka.topic_prefix),
+        key_type=bytes,
+        value_type=bytes,
+        key_serializer="raw",
+        value_serializer="raw",
+    )
