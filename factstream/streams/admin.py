@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import TopicAlreadyExistsError
+from aiokafka.errors import TopicAlreadyExistsError, for_code
 
 from factstream.config import KafkaSettings, WorkerSettings
 from factstream.topics.definitions import TOPICS, TopicName, TopicSpec, topic_name
@@ -23,6 +25,17 @@ def topic_configs(spec: TopicSpec) -> dict[str, str]:
     return configs
 
 
+def _created(topic_errors: list[tuple[Any, ...]]) -> list[str]:
+    # aiokafka reports per-topic errors in the response instead of raising them.
+    created = []
+    for topic, code, *message in topic_errors:
+        if code == 0:
+            created.append(topic)
+        elif code != TopicAlreadyExistsError.errno:  # another worker made it just now: fine
+            raise for_code(code)(f"cannot create topic {topic}: {message}")
+    return created
+
+
 async def ensure_topics(kafka: KafkaSettings, worker: WorkerSettings) -> list[str]:
     """Create every missing factstream topic; returns the names created."""
     admin = AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers)
@@ -39,13 +52,9 @@ async def ensure_topics(kafka: KafkaSettings, worker: WorkerSettings) -> list[st
             for spec in TOPICS.values()
             if topic_name(spec.name, kafka.topic_prefix) not in existing
         ]
-        created = []
-        for new in wanted:  # one by one: a topic another worker just made is not an error
-            try:
-                await admin.create_topics([new])
-                created.append(new.name)
-            except TopicAlreadyExistsError:
-                pass
-        return created
+        if not wanted:
+            return []
+        response = await admin.create_topics(wanted)
+        return _created(response.topic_errors)
     finally:
         await admin.close()

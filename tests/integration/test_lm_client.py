@@ -260,6 +260,9 @@ def second_server(lm_settings: Settings) -> Iterator[SecondServer]:
     server.stop()
 
 
+_LONG_PROMPT = "Repeat this text exactly:\n" + "The quick brown fox jumps over the lazy dog. " * 400
+
+
 async def test_server_killed_mid_call_is_waited_for(second_server: SecondServer) -> None:
     registry = CollectorRegistry()
     settings = second_server.lm.model_copy(
@@ -279,7 +282,9 @@ async def test_server_killed_mid_call_is_waited_for(second_server: SecondServer)
         return registry.get_sample_value(name, labels) or 0.0
 
     long_request = CompletionRequest(
-        messages=(Message(role="user", content="Count from 1 to 300, one number per line."),),
+        # ~4,000 prompt tokens: seconds of prompt processing on CPU before the first token,
+        # so the kill lands mid-request however early the tiny model would stop generating.
+        messages=(Message(role="user", content=_LONG_PROMPT),),
         task="outage",
         prompt="outage.v1",
         max_tokens=300,
