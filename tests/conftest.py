@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-pytest_plugins = ["fixtures.services", "fixtures.factories"]
+pytest_plugins = ["fixtures.services", "fixtures.factories", "fixtures.stack"]
 
 
 @pytest.fixture(autouse=True)

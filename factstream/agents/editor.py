@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 
 # Outages stop progress, with back-off, and never drop a document.
 _TRANSIENT = (StoreUnavailable, KafkaError, ConnectionError, asyncio.TimeoutError)
+# Other errors are retried this many times, then the record is dead-lettered with the error.
+_POISON_ATTEMPTS = 5
 
 
 class Outcome(StrEnum):
@@ -54,6 +56,11 @@ class InputRecord:
     appended_ms: int
 
 
+def _where(record: InputRecord) -> str:
+    src = record.source
+    return f"{src.topic}[{src.partition}]@{src.offset}"
+
+
 class Editor:
     """Edits the knowledge base for each document, in the order it is given them."""
 
@@ -66,25 +73,34 @@ class Editor:
 
     async def handle(self, record: InputRecord, recovered: RecoveredBatches) -> Outcome:
         """Process one record to its end, retrying through outages of Weaviate or Kafka."""
+        outages = failures = 0
+        while True:
+            try:
+                return await self._process(record, recovered)
+            except _TRANSIENT as exc:  # an outage: wait as long as it lasts
+                outages += 1
+                delay = backoff_delay(outages, 0.5, 30.0)
+                log.warning("%s: %r; retrying in %.1fs", _where(record), exc, delay)
+            except Exception as exc:  # noqa: BLE001 - a poison message must not block forever
+                # Never let it escape: faust acks the event of a crashed actor, which would
+                # commit its offset and lose it. Retry a few times, then dead-letter it.
+                failures += 1
+                if failures >= _POISON_ATTEMPTS:
+                    reason = f"failed {failures} times: {exc!r}"
+                    return await self._dead_letter(record, reason, type(exc).__name__)
+                delay = backoff_delay(failures, 0.5, 30.0)
+                log.exception("%s failed; retrying in %.1fs", _where(record), delay)
+            await asyncio.sleep(delay)
+
+    async def _process(self, record: InputRecord, recovered: RecoveredBatches) -> Outcome:
         try:
             doc = decode_document(record.key, record.value, max_bytes=self._max_bytes)
         except BadInput as exc:
             return await self._dead_letter(record, exc.reason, "BadInput")
-        attempt = 0
-        while True:
-            try:
-                return await self._edit(doc, record, recovered)
-            except LMOutputInvalid as exc:
-                return await self._dead_letter(
-                    record, f"LM output invalid: {exc}", "LMOutputInvalid"
-                )
-            except _TRANSIENT as exc:
-                attempt += 1
-                delay = backoff_delay(attempt, 0.5, 30.0)
-                log.warning(
-                    "document %s: %r; retrying in %.1fs (attempt %d)", doc.id, exc, delay, attempt
-                )
-                await asyncio.sleep(delay)
+        try:
+            return await self._edit(doc, record, recovered)
+        except LMOutputInvalid as exc:
+            return await self._dead_letter(record, f"LM output invalid: {exc}", "LMOutputInvalid")
 
     async def _edit(
         self, doc: Document, record: InputRecord, recovered: RecoveredBatches
@@ -117,7 +133,7 @@ class Editor:
 
     async def _dead_letter(self, record: InputRecord, reason: str, error_type: str) -> Outcome:
         src = record.source
-        log.warning("dead letter %s[%d]@%d: %s", src.topic, src.partition, src.offset, reason)
+        log.warning("dead letter %s: %s", _where(record), reason)
         await self._publisher.dead_letter(
             topic=src.topic,
             partition=src.partition,

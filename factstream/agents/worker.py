@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from typing import Any
 
 import faust
@@ -67,8 +68,14 @@ def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:
                 source=InputRef(topic=msg.topic, partition=msg.partition, offset=msg.offset),
                 appended_ms=int((msg.timestamp or 0) * 1000),
             )
-            outcome = await editor.handle(record, recovered)
-            log.info("%s[%d]@%d: %s", msg.topic, msg.partition, msg.offset, outcome.value)
+            try:
+                outcome = await editor.handle(record, recovered)
+            except Exception:
+                # Faust would ack this event as the actor dies and commit past it. Exit
+                # without committing: the record is read again when the worker restarts.
+                log.critical("unrecoverable error; exiting without committing", exc_info=True)
+                os._exit(70)
+            log.info("outcome %s[%d]@%d %s", msg.topic, msg.partition, msg.offset, outcome.value)
 
     @app.on_before_shutdown.connect
     async def _close(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:

@@ -108,6 +108,9 @@ class KafkaService(LocalService):
             "transaction.state.log.min.isr": "1",
             "share.coordinator.state.topic.replication.factor": "1",
             "share.coordinator.state.topic.min.isr": "1",
+            # Topics are created on purpose, with their declared partitions and configs:
+            # a producer writing to a misspelt or not-yet-created topic fails instead.
+            "auto.create.topics.enable": "false",
             # One node, tests and demos: no reason to wait for more members to join a group.
             "group.initial.rebalance.delay.ms": "0",
         }

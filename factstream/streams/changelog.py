@@ -6,6 +6,7 @@ a document's whole batch or none of it: a crash mid-publish leaves no half batch
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import uuid
 from collections.abc import AsyncIterator, Iterable, Sequence
@@ -35,6 +36,7 @@ class ChangelogPublisher:
             enable_idempotence=True,
             acks="all",
         )
+        self._lock = asyncio.Lock()
 
     def _topic(self, name: TopicName) -> str:
         return topic_name(name, self._kafka.topic_prefix)
