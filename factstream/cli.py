@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -28,6 +28,8 @@ services_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(services_app, name="services")
+eval_app = typer.Typer(help="Evaluations on CLARK-News.", no_args_is_help=True)
+app.add_typer(eval_app, name="eval")
 console = Console(width=160) if not Console().is_terminal else Console()
 
 ServiceName = StrEnum("ServiceName", {name: name for name in manager.SERVICE_NAMES})  # type: ignore[misc]  # functional API
@@ -202,6 +204,42 @@ def rebuild(
         console.print(f"rebuilt {namespace}: {asyncio.run(run())}")
     except FactstreamError as exc:
         raise _fail(exc) from exc
+
+
+@eval_app.command("floor")
+def eval_floor(
+    data: Annotated[Path, typer.Option(exists=True, file_okay=False, help="CLARK-News folder.")],
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the report here.")
+    ] = None,
+) -> None:
+    """Calibrate the retrieval similarity floor for the configured embedding model."""
+    import dataclasses
+    import json
+
+    from factstream.embed.st_embedder import SentenceTransformerEmbedder
+    from factstream.eval.floor import calibrate_floor
+
+    settings = _settings()
+
+    async def run() -> Any:
+        embedder = await SentenceTransformerEmbedder.load(settings.embed)
+        try:
+            return await calibrate_floor(embedder, data)
+        finally:
+            await embedder.aclose()
+
+    report = asyncio.run(run())
+    table = Table("floor", "stale facts kept", "unrelated pairs kept")
+    for floor, stale, unrelated in report.rows:
+        table.add_row(f"{floor:.2f}", f"{stale:.1%}", f"{unrelated:.1%}")
+    console.print(
+        f"{settings.embed.model}: {report.pairs} superseded facts, "
+        f"{report.unrelated_pairs} unrelated pairs; quantiles {report.stale_quantiles}"
+    )
+    console.print(table)
+    if json_out is not None:
+        json_out.write_text(json.dumps(dataclasses.asdict(report), indent=2))
 
 
 def main() -> None:

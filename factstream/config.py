@@ -171,7 +171,7 @@ class EditorSettings(BaseSettings):
 
     top_k: int = Field(10, ge=1, le=100, description="Facts retrieved per document.")
     min_similarity: float = Field(
-        0.35,
+        0.25,
         ge=-1.0,
         le=1.0,
         description="Cosine similarity floor for retrieval (the paper's 0.7 was set for "

@@ -1,0 +1,1 @@
+"""Evaluations on CLARK-News: retrieval calibration now; the ERASE protocol comes next."""
