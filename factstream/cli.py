@@ -14,7 +14,6 @@ from rich.console import Console
 from rich.table import Table
 
 from factstream.config import Settings, load_settings
-from factstream.demo import run_round_trips
 from factstream.errors import FactstreamError
 from factstream.services import manager
 
@@ -105,9 +104,11 @@ def services_status(only: Only = None) -> None:
     _print_status(manager.status(_settings(), only or manager.SERVICE_NAMES))
 
 
-@app.command()
-def demo() -> None:
+@services_app.command("check")
+def services_check() -> None:
     """Bring the local stack up and show a round trip through each service."""
+    from factstream.services.check import run_round_trips
+
     settings = _settings()
     try:
         _print_status(manager.up(settings))
@@ -118,7 +119,48 @@ def demo() -> None:
         console.rule(f"[bold]{trip.service}[/] ({trip.seconds:.2f}s)")
         console.print(f"sent:     {trip.sent}", soft_wrap=True, markup=False)
         console.print(f"received: {trip.received}", soft_wrap=True, markup=False)
-    console.print("\nThe services keep running; stop them with: factstream services down")
+
+
+@app.command()
+def demo(
+    data: Annotated[
+        Path | None, typer.Option(exists=True, dir_okay=False, help="Documents (JSON Lines).")
+    ] = None,
+) -> None:
+    """The main job: stack up, worker on, CLARK-News documents edited in, facts shown."""
+    from rich.progress import Progress
+
+    from factstream.agents.inspect import history_line
+    from factstream.demo import DEFAULT_DEMO_DATA, run_demo
+
+    settings, data = _settings(), data or DEFAULT_DEMO_DATA
+    namespace = f"demo-{datetime.now(UTC):%Y%m%d-%H%M%S}"
+    try:
+        _print_status(manager.up(settings))
+        with data.open("rb") as file:
+            total = sum(1 for line in file if line.strip())
+        with Progress(console=console) as bar:
+            task = bar.add_task(f"editing {total} documents into {namespace}", total=total)
+            result = asyncio.run(
+                run_demo(settings, data, namespace, lambda n: bar.advance(task, n))
+            )
+    except FactstreamError as exc:
+        raise _fail(exc) from exc
+    table = Table("true", "fact", "history")
+    for fact in sorted(result.facts, key=lambda f: f.first_seen):
+        table.add_row(str(fact.truth), fact.text, history_line(fact))
+    console.print(table)
+    ops = ", ".join(f"{op} {n}" for op, n in sorted(result.ops.items())) or "none"
+    console.print(
+        f"{result.published.published} documents in {result.seconds:.0f}s; {len(result.facts)} "
+        f"facts ({sum(f.truth for f in result.facts)} true); edits by op: {ops}"
+    )
+    console.print(f"worker log: {result.worker_log}")
+    console.print(
+        f"[bold]Model: {settings.lm.model}.[/] The default SmolLM2-135M follows the output "
+        "formats but not the meaning: its facts and labels are not to be trusted. Point "
+        "FACTSTREAM_LM_URL at vLLM with a real model for real edits."
+    )
 
 
 @app.command()
@@ -134,6 +176,9 @@ def worker(
 @app.command()
 def publish(
     path: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="A JSON Lines file.")],
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", "-n", help="Publish every document here.")
+    ] = None,
 ) -> None:
     """Publish documents (one JSON object per line) to factstream.documents, in file order."""
     from rich.progress import Progress
@@ -146,7 +191,9 @@ def publish(
     with Progress(console=console) as bar:
         task = bar.add_task(f"publishing {path.name}", total=lines)
         report = asyncio.run(
-            publish_file(path, settings.kafka, settings.worker, lambda n: bar.advance(task, n))
+            publish_file(
+                path, settings.kafka, settings.worker, lambda n: bar.advance(task, n), namespace
+            )
         )
     for number, reason in report.rejected:
         console.print(f"line {number}: {reason}", markup=False)

@@ -1,158 +1,106 @@
-"""`factstream demo`: round trips through each real service of the local stack.
+"""`factstream demo`: the main job on real services, end to end.
 
-Until the editor agent exists, the demo proves the plumbing: a document produced to Kafka
-and read back, a fact written to Weaviate with our own vector and found again, and one LM
-completion. Each step prints what it sent and what came back.
+Starts a worker, publishes a slice of CLARK-News into a fresh namespace, waits until every
+document is edited in, then shows the facts with their histories and the edits by op.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import sys
 import time
-import uuid
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
-import orjson
-import weaviate
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from openai import AsyncOpenAI
-from weaviate.classes.config import Configure, DataType, Property
-from weaviate.classes.query import MetadataQuery
-from weaviate.classes.tenants import Tenant
+from factstream.agents.publish import PublishReport, publish_file, read_documents
+from factstream.config import Settings
+from factstream.store.weaviate_store import WeaviateFactStore
+from factstream.streams.changelog import read_changelog
+from factstream.topics.records import Fact
 
-from factstream.config import KafkaSettings, LMSettings, Settings, WeaviateSettings
+__all__ = ["DEFAULT_DEMO_DATA", "DemoResult", "run_demo"]
 
-__all__ = ["DEMO_DOCUMENT", "RoundTrip", "kafka_round_trip", "lm_round_trip", "weaviate_round_trip"]
-
-DEMO_DOCUMENT: dict[str, object] = {
-    "namespace": "demo",
-    "kind": "article",
-    "timestamp": "2023-09-01T00:00:00Z",
-    "source": "factstream demo",
-    "text": "Mike Lawler was sworn in as the United States representative for New York's "
-    "17th congressional district.",
-}
+DEFAULT_DEMO_DATA = Path(__file__).resolve().parents[1] / "deploy" / "demo" / "clark-news-40.jsonl"
 
 
 @dataclass(frozen=True)
-class RoundTrip:
-    """What one round trip sent, what came back, and how long it took."""
-
-    service: str
-    sent: str
-    received: str
+class DemoResult:
+    namespace: str
+    published: PublishReport
+    facts: list[Fact]
+    ops: Counter[str]
     seconds: float
+    worker_log: Path
 
 
-async def kafka_round_trip(kafka: KafkaSettings) -> RoundTrip:
-    """Create a fresh topic, produce the demo document keyed by namespace, consume it back."""
-    started = time.perf_counter()
-    topic = f"{kafka.topic_prefix}factstream.demo.{uuid.uuid4().hex[:8]}"
-    admin = AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers)
-    await admin.start()
+async def _wait_applied(
+    settings: Settings,
+    namespace: str,
+    ids: list[str],
+    tick: Callable[[int], None],
+    timeout_s: float,
+) -> None:
+    store = await WeaviateFactStore.open(settings.weaviate, settings.store)
     try:
-        await admin.create_topics([NewTopic(topic, num_partitions=3, replication_factor=1)])
-        value = orjson.dumps({**DEMO_DOCUMENT, "id": uuid.uuid4().hex})
-        producer = AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers, acks="all")
-        await producer.start()
-        try:
-            meta = await producer.send_and_wait(topic, value, key=b"demo")
-        finally:
-            await producer.stop()
-        consumer = AIOKafkaConsumer(
-            topic,
-            bootstrap_servers=kafka.bootstrap_servers,
-            auto_offset_reset="earliest",
-            enable_auto_commit=False,
-        )
-        await consumer.start()
-        try:
-            record = await asyncio.wait_for(consumer.getone(), timeout=30)
-        finally:
-            await consumer.stop()
-        if record.value != value:
-            raise RuntimeError(f"kafka: read back {record.value!r}, expected {value!r}")
-        got = (
-            f"partition {record.partition} offset {record.offset}: {record.value.decode()[:70]}..."
-        )
-        return RoundTrip(
-            "kafka",
-            f"{topic} key=demo -> partition {meta.partition}",
-            got,
-            time.perf_counter() - started,
-        )
+        deadline, pending = time.monotonic() + timeout_s, list(ids)
+        while pending:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{len(pending)} documents not edited in after {timeout_s:.0f}s")
+            done = [i for i in pending if await store.applied_batch(namespace, i) is not None]
+            if done:
+                tick(len(done))
+                pending = [i for i in pending if i not in done]
+            else:
+                await asyncio.sleep(0.5)
     finally:
-        await admin.delete_topics([topic])
-        await admin.close()
+        await store.close()
 
 
-def weaviate_round_trip(settings: WeaviateSettings) -> RoundTrip:
-    """Write one fact with our own vector into a tenant and find it by vector and by hybrid."""
-    started = time.perf_counter()
-    name = f"FactstreamDemo{uuid.uuid4().hex[:8]}"
-    text = "Mike Lawler is the United States representative for New York's 17th district."
-    vector = [1.0, 0.5, 0.0, 0.25]
-    with weaviate.connect_to_local(
-        host=settings.host, port=settings.http_port, grpc_port=settings.grpc_port
-    ) as client:
-        client.collections.create(
-            name,
-            properties=[Property(name="text", data_type=DataType.TEXT)],
-            vector_config=Configure.Vectors.self_provided(),
-            multi_tenancy_config=Configure.multi_tenancy(enabled=True),
-        )
-        try:
-            coll = client.collections.use(name)
-            coll.tenants.create([Tenant(name="demo")])
-            facts = coll.with_tenant("demo")
-            uid = facts.data.insert({"text": text}, vector=vector)
-            near = facts.query.near_vector(
-                vector, limit=1, return_metadata=MetadataQuery(distance=True)
-            )
-            hybrid = facts.query.hybrid("Lawler representative", vector=vector, limit=1)
-            found = [
-                near.objects[0].uuid if near.objects else None,
-                hybrid.objects[0].uuid if hybrid.objects else None,
-            ]
-            if found != [uid, uid]:
-                raise RuntimeError(f"weaviate: wrote {uid}, near-vector/hybrid found {found}")
-            distance = near.objects[0].metadata.distance
-        finally:
-            client.collections.delete(name)
-    return RoundTrip(
-        "weaviate",
-        f"{name}[tenant demo] <- {text!r}",
-        f"near-vector and hybrid both found {uid} (distance {distance:.3f})",
-        time.perf_counter() - started,
+async def _results(settings: Settings, namespace: str) -> tuple[list[Fact], Counter[str]]:
+    store = await WeaviateFactStore.open(settings.weaviate, settings.store)
+    try:
+        facts = (await store.list_facts(namespace, include_false=True, limit=1000)).facts
+    finally:
+        await store.close()
+    ops = Counter(
+        [e.op.value async for e in read_changelog(settings.kafka) if e.namespace == namespace]
     )
+    return facts, ops
 
 
-async def lm_round_trip(lm: LMSettings) -> RoundTrip:
-    """One chat completion from the configured OpenAI-compatible server."""
-    started = time.perf_counter()
-    question = "In one short sentence: what is a news article?"
-    async with AsyncOpenAI(base_url=lm.url, api_key=lm.api_key.get_secret_value()) as client:
-        reply = await client.chat.completions.create(
-            model=lm.model,
-            messages=[{"role": "user", "content": question}],
-            max_tokens=48,
-            temperature=0.0,
+def _start_worker(log: Path) -> subprocess.Popen[bytes]:
+    with log.open("ab") as out:
+        return subprocess.Popen(  # noqa: S603 - our own CLI
+            [sys.executable, "-m", "factstream", "worker"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=dict(os.environ),
         )
-    answer = (reply.choices[0].message.content or "").strip()
-    if not answer:
-        raise RuntimeError("lm: the completion came back empty")
-    usage = reply.usage
-    tokens = f" ({usage.prompt_tokens}+{usage.completion_tokens} tokens)" if usage else ""
-    return RoundTrip(
-        "lm", f"{lm.model} <- {question!r}", f"{answer!r}{tokens}", time.perf_counter() - started
-    )
 
 
-async def run_round_trips(settings: Settings) -> list[RoundTrip]:
-    """All three round trips, in order."""
-    return [
-        await kafka_round_trip(settings.kafka),
-        await asyncio.to_thread(weaviate_round_trip, settings.weaviate),
-        await lm_round_trip(settings.lm),
-    ]
+async def run_demo(
+    settings: Settings,
+    data: Path,
+    namespace: str,
+    tick: Callable[[int], None],
+    timeout_s: float = 1800,
+) -> DemoResult:
+    """Run the worker on ``data`` (published into ``namespace``) and collect the results."""
+    started = time.monotonic()
+    log = settings.local.cache_dir / "logs" / "demo-worker.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    worker = _start_worker(log)
+    try:
+        report = await publish_file(data, settings.kafka, settings.worker, namespace=namespace)
+        ids = [d.id for d in read_documents(data, PublishReport(), namespace)]
+        await _wait_applied(settings, namespace, ids, tick, timeout_s)
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(timeout=60)
+    facts, ops = await _results(settings, namespace)
+    return DemoResult(namespace, report, facts, ops, time.monotonic() - started, log)

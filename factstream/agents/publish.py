@@ -26,14 +26,25 @@ class PublishReport:
     rejected: list[tuple[int, str]] = field(default_factory=list)  # (line number, reason)
 
 
-def read_documents(path: Path, report: PublishReport) -> Iterator[Document]:
-    """The valid documents of a JSON Lines file; invalid lines are recorded with why."""
+def read_documents(
+    path: Path, report: PublishReport, namespace: str | None = None
+) -> Iterator[Document]:
+    """The valid documents of a JSON Lines file; invalid lines are recorded with why.
+
+    Args:
+        path: the file.
+        report: collects the rejected lines.
+        namespace: if given, every document goes to this namespace instead of its own.
+    """
     with path.open("rb") as lines:
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             try:
-                yield Document.model_validate(orjson.loads(line))
+                data = orjson.loads(line)
+                if namespace is not None and isinstance(data, dict):
+                    data["namespace"] = namespace
+                yield Document.model_validate(data)
             except orjson.JSONDecodeError as exc:
                 report.rejected.append((number, f"not valid JSON: {exc}"))
             except ValidationError as exc:
@@ -45,6 +56,7 @@ async def publish_file(
     kafka: KafkaSettings,
     worker: WorkerSettings,
     progress: Callable[[int], None] | None = None,
+    namespace: str | None = None,
 ) -> PublishReport:
     """Validate and publish every line of ``path`` in file order; report the rejected lines."""
     await ensure_topics(kafka, worker)
@@ -53,7 +65,7 @@ async def publish_file(
     await publisher.start()
     try:
         chunk: list[Document] = []
-        for doc in read_documents(path, report):
+        for doc in read_documents(path, report, namespace):
             chunk.append(doc)
             if len(chunk) == _CHUNK:
                 await _flush(publisher, chunk, report, progress)

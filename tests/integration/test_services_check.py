@@ -1,12 +1,12 @@
-"""The demo's round trips work against the real stack (what `make demo` prints)."""
+"""`factstream services check`: a round trip through each real service."""
 
 from __future__ import annotations
 
 from factstream.config import Settings
-from factstream.demo import run_round_trips
+from factstream.services.check import run_round_trips
 
 
-async def test_demo_round_trips(settings: Settings) -> None:
+async def test_round_trips(settings: Settings) -> None:
     trips = await run_round_trips(settings)
     assert [t.service for t in trips] == ["kafka", "weaviate", "lm"]
     assert "offset 0" in trips[0].received
