@@ -164,6 +164,14 @@ def demo(
 
 
 @app.command()
+def config() -> None:
+    """Print every setting: environment variable, default, meaning (Markdown)."""
+    from factstream.config import env_var_markdown
+
+    print(env_var_markdown(), end="")
+
+
+@app.command()
 def worker(
     loglevel: Annotated[str, typer.Option(help="Log level.")] = "info",
 ) -> None:

@@ -25,6 +25,7 @@ __all__ = [
     "Settings",
     "StoreSettings",
     "WeaviateSettings",
+    "env_var_markdown",
     "env_var_table",
     "load_settings",
 ]
@@ -282,6 +283,15 @@ class EnvVar:
     name: str
     default: str
     description: str
+
+
+def env_var_markdown() -> str:
+    """The configuration table of the README, generated (a test keeps the README in step)."""
+    lines = ["| variable | default | meaning |", "|---|---|---|"]
+    for row in env_var_table():
+        default = row.default.replace(str(Path.home()), "~") if row.default else "(empty)"
+        lines.append(f"| `{row.name}` | `{default}` | {row.description} |")
+    return "\n".join(lines) + "\n"
 
 
 def env_var_table() -> list[EnvVar]:
