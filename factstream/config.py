@@ -15,10 +15,12 @@ from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = [
+    "ApiSettings",
     "DEFAULT_CACHE_DIR",
     "DEFAULT_EMBED_MODEL",
     "EmbedSettings",
     "EnvVar",
+    "FeedSettings",
     "KafkaSettings",
     "LMSettings",
     "LocalSettings",
@@ -217,6 +219,43 @@ class WorkerSettings(BaseSettings):
     )
 
 
+class ApiSettings(BaseSettings):
+    """The HTTP API and the query agent (`factstream api`, factstream.questions)."""
+
+    model_config = _section("FACTSTREAM_API_")
+
+    host: str = Field("127.0.0.1", description="Address the HTTP API listens on.")
+    port: int = Field(8800, ge=1, le=65535, description="Port the HTTP API listens on.")
+    keys: str = Field(
+        "",
+        description="API keys as JSON: {sha256-hex of the key: {\"read\": [namespaces], "
+        "\"publish\": [namespaces]}}; \"*\" means every namespace. "
+        "`factstream api hash-key` prints a key's hash.",
+    )
+    keys_file: Path | None = Field(
+        None, description="A JSON file of API keys in the FACTSTREAM_API_KEYS format (merged)."
+    )
+    no_auth: bool = Field(
+        False,
+        description="Serve without API keys: every request may read and publish every "
+        "namespace. Refused unless the host is 127.0.0.1.",
+    )
+    top_k: int = Field(10, ge=1, le=50, description="Facts retrieved per question by default.")
+    max_top_k: int = Field(50, ge=1, le=100, description="Largest top_k a question may ask for.")
+    min_similarity: float = Field(
+        0.0,
+        ge=-1.0,
+        le=1.0,
+        description="Cosine similarity floor for facts retrieved for a question.",
+    )
+    max_question_chars: int = Field(2000, ge=1, description="Longest question, characters.")
+    max_choices: int = Field(20, ge=2, description="Most choices a multiple-choice question has.")
+    max_body_bytes: int = Field(
+        1_048_576, ge=1024, description="Largest HTTP request body, bytes (larger: 413)."
+    )
+    max_page: int = Field(500, ge=1, description="Most facts one GET /v1/facts page returns.")
+
+
 class LocalSettings(BaseSettings):
     """The local stack that ``factstream services`` provisions and runs on 127.0.0.1.
 
@@ -256,6 +295,40 @@ class LocalSettings(BaseSettings):
     start_timeout_s: float = Field(120.0, description="Seconds a service may take to become ready.")
 
 
+class FeedSettings(BaseSettings):
+    """How ``factstream feeds`` follows RSS and Atom feeds into the documents topic."""
+
+    model_config = _section("FACTSTREAM_FEEDS_")
+
+    file: Path | None = Field(
+        None, description="JSON or TOML file with the feed list ({feeds: [{url, namespace}]})."
+    )
+    list_json: str = Field(
+        "",
+        validation_alias=AliasChoices("FACTSTREAM_FEEDS_LIST"),
+        description="The feed list as JSON (used with, and after, the file's feeds).",
+    )
+    interval_s: float = Field(900.0, gt=0, description="Default seconds between polls of a feed.")
+    min_host_interval_s: float = Field(
+        10.0, ge=0, description="Least seconds between two requests to one host."
+    )
+    timeout_s: float = Field(30.0, gt=0, description="Seconds a feed request may take.")
+    max_body_bytes: int = Field(
+        10_000_000, gt=0, description="Feeds larger than this many bytes are refused."
+    )
+    backoff_base_s: float = Field(
+        60.0, gt=0, description="First retry delay after a failed poll; doubles per failure."
+    )
+    backoff_max_s: float = Field(6 * 3600.0, gt=0, description="Longest retry delay, seconds.")
+    concurrency: int = Field(8, ge=1, description="Feeds fetched at the same time.")
+    user_agent: str = Field("factstream-feeds/0.1", description="User-Agent of feed requests.")
+    client_id: str = Field(
+        "factstream-feeds",
+        description="Kafka client and transactional id (after the topic prefix); a restarted "
+        "poller fences its predecessor.",
+    )
+
+
 class Settings(BaseSettings):
     """The whole settings tree."""
 
@@ -268,7 +341,9 @@ class Settings(BaseSettings):
     embed: EmbedSettings = Field(default_factory=EmbedSettings)
     editor: EditorSettings = Field(default_factory=EditorSettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
+    api: ApiSettings = Field(default_factory=ApiSettings)
     local: LocalSettings = Field(default_factory=LocalSettings)
+    feeds: FeedSettings = Field(default_factory=FeedSettings)
 
 
 def load_settings() -> Settings:
