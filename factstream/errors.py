@@ -14,6 +14,13 @@ FactstreamError
 │   └── LMOutputInvalid          output did not parse or broke its constraints, every attempt
 ├── EmbedError                   the embedding model cannot be loaded or run
 ├── BadInput                     an input record that cannot be processed (dead-lettered)
+├── AccessError                  API keys and the namespaces they may use
+│   ├── Unauthenticated          no API key, or one that is not configured
+│   └── Forbidden                the key may not read (or publish to) this namespace
+├── QueryError                   a question or lookup that cannot be served as asked
+│   ├── QuestionInvalid          out of bounds: length, top_k, choices
+│   ├── NamespaceNotFound        the namespace has no facts (no partition in the store)
+│   └── FactNotFound             no fact with this id in the namespace
 └── StoreError                   the fact store (Weaviate) failed or refused a request
     ├── StoreUnavailable         unreachable or timing out
     └── StoreWriteFailed         objects of a batched write were rejected (names the fact ids)
@@ -24,23 +31,30 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "AccessError",
     "BadInput",
     "BuildStepFailed",
     "EmbedError",
+    "FactNotFound",
     "FactstreamError",
+    "Forbidden",
     "LMConfigError",
     "LMError",
     "LMOutputInvalid",
     "LMRequestRejected",
     "LMServerError",
     "LMUnavailable",
+    "NamespaceNotFound",
     "PortTaken",
+    "QueryError",
+    "QuestionInvalid",
     "ServiceError",
     "ServiceStartFailed",
     "StoreError",
     "StoreUnavailable",
     "StoreWriteFailed",
     "ToolMissing",
+    "Unauthenticated",
 ]
 
 
@@ -141,6 +155,54 @@ class BadInput(FactstreamError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class AccessError(FactstreamError):
+    """A request's API key does not allow what it asks."""
+
+
+class Unauthenticated(AccessError):
+    """No API key was given, or it is not one of the configured keys."""
+
+    def __init__(self, reason: str = "a valid API key is required") -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Forbidden(AccessError):
+    """The key is valid but may not use this namespace for this action."""
+
+    def __init__(self, namespace: str, action: str) -> None:
+        super().__init__(f"this API key may not {action} namespace {namespace!r}")
+        self.namespace, self.action = namespace, action
+
+
+class QueryError(FactstreamError):
+    """A question or lookup that cannot be served as asked."""
+
+
+class QuestionInvalid(QueryError):
+    """A question out of bounds (length, top_k, choices)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class NamespaceNotFound(QueryError):
+    """The namespace has no facts: nothing was ever applied to it."""
+
+    def __init__(self, namespace: str) -> None:
+        super().__init__(f"namespace {namespace!r} not found: it has no facts")
+        self.namespace = namespace
+
+
+class FactNotFound(QueryError):
+    """No fact with this id in the namespace."""
+
+    def __init__(self, namespace: str, fact_id: str) -> None:
+        super().__init__(f"no fact {fact_id!r} in namespace {namespace!r}")
+        self.namespace, self.fact_id = namespace, fact_id
 
 
 class StoreError(FactstreamError):
