@@ -228,8 +228,8 @@ class ApiSettings(BaseSettings):
     port: int = Field(8800, ge=1, le=65535, description="Port the HTTP API listens on.")
     keys: str = Field(
         "",
-        description="API keys as JSON: {sha256-hex of the key: {\"read\": [namespaces], "
-        "\"publish\": [namespaces]}}; \"*\" means every namespace. "
+        description='API keys as JSON: {sha256-hex of the key: {"read": [namespaces], '
+        '"publish": [namespaces]}}; "*" means every namespace. '
         "`factstream api hash-key` prints a key's hash.",
     )
     keys_file: Path | None = Field(
