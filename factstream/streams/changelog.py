@@ -51,7 +51,8 @@ class ChangelogPublisher:
         self, name: TopicName, items: Sequence[tuple[bytes | None, Record]]
     ) -> None:
         topic = self._topic(name)
-        async with self._producer.transaction():
+        # A producer has one transaction at a time; partition actors share this publisher.
+        async with self._lock, self._producer.transaction():
             for key, record in items:
                 await self._producer.send(topic, record.to_bytes(), key=key)
 

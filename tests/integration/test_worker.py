@@ -147,6 +147,7 @@ async def test_bad_input_is_dead_lettered_and_the_worker_keeps_going(
     await stack.publish_raw([*bad, (b"desk", json.dumps(good).encode())])
     outcomes = await stack.wait_outcomes(len(bad) + 1)
     assert sorted(outcomes.values()) == ["applied"] + ["dead_letter"] * len(bad)
+    stack.assert_no_retries()  # partitions share one transactional publisher
 
     letters: list[DeadLetter] = await stack.read_topic(TopicName.DOCUMENTS_DLQ, DeadLetter)
     assert sorted(base64.b64decode(d.value) for d in letters) == sorted(v for _, v in bad)
@@ -199,6 +200,7 @@ async def test_order_within_a_namespace_and_parallel_namespaces(
     # ... while the other namespace did not wait for it: its LM calls ran alongside.
     assert max(created[f"doc-b{i}"] for i in range(3)) < created["doc-a2"]
     assert stack.lm_stats()["max_in_flight"] >= 2
+    stack.assert_no_retries()
     facts = await facts_of(stack, slow)
     assert [facts[f"Step {i} is done."].truth for i in range(5)] == [False] * 4 + [True]
 
