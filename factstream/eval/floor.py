@@ -8,13 +8,12 @@ documents about other subjects) show what a floor lets through that it need not.
 
 from __future__ import annotations
 
-import json
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from factstream.embed.base import Embedder
+from factstream.eval.datasets import load_clark, verbalise
 
 __all__ = ["DEFAULT_FLOORS", "FloorReport", "SupersededPair", "calibrate_floor", "superseded_pairs"]
 
@@ -38,24 +37,13 @@ class FloorReport:
     stale_quantiles: dict[str, float]
 
 
-def _jsonl(path: Path) -> list[dict[str, object]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 def superseded_pairs(data_dir: Path) -> list[SupersededPair]:
     """Each change of an object, as (stale fact, text of the document stating the new one)."""
-    docs = {str(d["id"]): str(d["text"]) for d in _jsonl(data_dir / "documents.jsonl")}
-    chains: dict[tuple[str, str], list[dict[str, object]]] = defaultdict(list)
-    for triple in _jsonl(data_dir / "triples.jsonl"):
-        chains[(str(triple["subject"]), str(triple["relation"]))].append(triple)
-    pairs = []
-    for (subject, relation), triples in chains.items():
-        triples.sort(key=lambda t: str(t.get("valid_from") or ""))
-        for old, new in zip(triples, triples[1:], strict=False):
-            if old["object"] != new["object"] and str(new["document_id"]) in docs:
-                fact = f"{subject} {relation} {old['object']}."
-                pairs.append(SupersededPair(subject, fact, docs[str(new["document_id"])]))
-    return pairs
+    clark = load_clark(data_dir)
+    return [
+        SupersededPair(c.stale.subject, verbalise(c.stale), clark.documents[c.new.document_id].text)
+        for c in clark.changes()
+    ]
 
 
 def _dot(a: Sequence[float], b: Sequence[float]) -> float:

@@ -18,10 +18,10 @@ def _dataset(folder: Path) -> Path:
         folder,
         "documents.jsonl",
         [
-            {"id": "d1", "text": "Ann joined Acme."},
-            {"id": "d2", "text": "Ann now works for Globex."},
-            {"id": "d3", "text": "Bob lives in Rome."},
-            {"id": "d4", "text": "Bob still lives in Rome."},
+            {"id": "d1", "timestamp": "2019-01-01T00:00:00Z", "text": "Ann joined Acme."},
+            {"id": "d2", "timestamp": "2021-01-01T00:00:00Z", "text": "Ann now works for Globex."},
+            {"id": "d3", "timestamp": "2019-01-01T00:00:00Z", "text": "Bob lives in Rome."},
+            {"id": "d4", "timestamp": "2020-01-01T00:00:00Z", "text": "Bob still lives in Rome."},
         ],
     )
     _write(
