@@ -297,6 +297,91 @@ def eval_floor(
         json_out.write_text(json.dumps(dataclasses.asdict(report), indent=2))
 
 
+api_app = typer.Typer(
+    help="The HTTP API: `factstream api` serves it; `factstream api hash-key` hashes a key.",
+    invoke_without_command=True,
+)
+app.add_typer(api_app, name="api")
+
+
+@api_app.callback()
+def api(
+    ctx: typer.Context,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+) -> None:
+    """Serve the HTTP API (/v1/ask, /v1/facts, /v1/documents, /docs) on FACTSTREAM_API_HOST."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from factstream.api.server import check_serving, run_api
+
+    settings = _settings()
+    try:
+        banner = check_serving(settings.api)
+    except ValueError as exc:
+        console.print(f"[bold red]error:[/] {exc}", markup=True)
+        raise typer.Exit(code=1) from exc
+    console.print(banner, style="bold yellow" if settings.api.no_auth else None)
+    run_api(settings, log_level=log_level)
+
+
+@api_app.command("hash-key")
+def api_hash_key(
+    key: Annotated[str, typer.Argument(help="The API key (give it to the client).")],
+) -> None:
+    """Print a key's SHA-256, the form FACTSTREAM_API_KEYS holds it in."""
+    from factstream.access import hash_key
+
+    print(hash_key(key))
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question.")],
+    namespace: Annotated[str, typer.Option("--namespace", "-n", help="The knowledge base.")],
+    as_of: Annotated[
+        datetime | None, typer.Option("--as-of", help="Answer as of this time (RFC 3339).")
+    ] = None,
+    choices: Annotated[
+        list[str] | None, typer.Option("--choices", help="A possible answer; repeat.")
+    ] = None,
+    top_k: Annotated[int | None, typer.Option("--top-k", min=1, help="Facts to use.")] = None,
+) -> None:
+    """Answer a question from a namespace's facts (in-process, as POST /v1/ask does)."""
+    from factstream.agents.inspect import history_line
+    from factstream.clients import build_clients
+    from factstream.knowledge.query import AskRequest, AskResult, QueryEngine
+
+    settings = _settings()
+    when = as_of.replace(tzinfo=as_of.tzinfo or UTC) if as_of else None
+
+    async def run() -> AskResult:
+        clients = await build_clients(settings)
+        try:
+            engine = QueryEngine(
+                clients.store,
+                clients.embedder,
+                clients.runner,
+                settings.api,
+                alpha=settings.editor.alpha,
+            )
+            return await engine.ask(AskRequest(question, namespace, when, top_k, choices))
+        finally:
+            await clients.aclose()
+
+    try:
+        result = asyncio.run(run())
+    except FactstreamError as exc:
+        raise _fail(exc) from exc
+    table = Table("score", "true", "fact", "history")
+    for used in result.facts:
+        table.add_row(f"{used.score:.3f}", str(used.truth), used.fact.text, history_line(used.fact))
+    console.print(table)
+    timings = ", ".join(f"{stage} {seconds:.2f}s" for stage, seconds in result.timings.items())
+    console.print(f"[bold]answer:[/] {result.answer}")
+    console.print(f"reasoning: {result.reasoning}", markup=False)
+    console.print(f"model {result.model} ({result.prompt}); {timings}", markup=False)
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

@@ -1,4 +1,5 @@
-"""`factstream worker`: the faust worker running the editor agent on factstream.documents."""
+"""`factstream worker`: the faust worker: the editor agent on factstream.documents and the
+query agent on factstream.questions."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 import faust
 
 from factstream.agents.editor import Editor, InputRecord
+from factstream.agents.query import register_query_agent
 from factstream.clients import Clients, build_clients
 from factstream.config import Settings
 from factstream.streams.admin import ensure_topics
@@ -44,6 +46,12 @@ class Runtime:
                 self._editor = Editor(self._clients, self._publisher)
             return self._editor
 
+    async def clients(self) -> Clients:
+        """The clients the editor uses (built on first use)."""
+        await self.editor()
+        assert self._clients is not None  # noqa: S101 - editor() built them
+        return self._clients
+
     async def close(self) -> None:
         if self._publisher is not None:
             await self._publisher.stop()
@@ -76,6 +84,8 @@ def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:
                 log.critical("unrecoverable error; exiting without committing", exc_info=True)
                 os._exit(70)
             log.info("outcome %s[%d]@%d %s", msg.topic, msg.partition, msg.offset, outcome.value)
+
+    register_query_agent(app, settings, runtime.clients)
 
     @app.on_before_shutdown.connect
     async def _close(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:

@@ -1,0 +1,104 @@
+"""The FastAPI app factory: clients injected (tests) or built by the lifespan (`factstream api`)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request, Response, status
+from fastapi.responses import JSONResponse
+
+from factstream.access import KeyTable, load_key_table
+from factstream.api.limits import BodyLimit
+from factstream.api.metrics import ApiMetrics
+from factstream.api.routes import router
+from factstream.api.state import ApiState
+from factstream.clients import Clients, build_clients
+from factstream.config import Settings
+from factstream.errors import (
+    FactstreamError,
+    Forbidden,
+    LMOutputInvalid,
+    LMUnavailable,
+    QueryError,
+    QuestionInvalid,
+    StoreUnavailable,
+    Unauthenticated,
+)
+from factstream.knowledge.query import QueryEngine
+
+__all__ = ["create_app", "status_of"]
+
+_STATUS: list[tuple[type[FactstreamError], int]] = [
+    (Unauthenticated, status.HTTP_401_UNAUTHORIZED),
+    (Forbidden, status.HTTP_403_FORBIDDEN),
+    (QuestionInvalid, status.HTTP_422_UNPROCESSABLE_CONTENT),
+    (QueryError, status.HTTP_404_NOT_FOUND),
+    (LMUnavailable, status.HTTP_503_SERVICE_UNAVAILABLE),
+    (StoreUnavailable, status.HTTP_503_SERVICE_UNAVAILABLE),
+    (LMOutputInvalid, status.HTTP_502_BAD_GATEWAY),
+]
+
+
+def status_of(exc: FactstreamError) -> int:
+    """The HTTP status of an error (502 for other failures of the services behind us)."""
+    return next((code for kind, code in _STATUS if isinstance(exc, kind)), 502)
+
+
+async def _error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, FactstreamError)  # noqa: S101 - registered for FactstreamError only
+    code = status_of(exc)
+    headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, Unauthenticated) else None
+    return JSONResponse({"detail": str(exc)}, status_code=code, headers=headers)
+
+
+def create_app(
+    settings: Settings, *, clients: Clients | None = None, keys: KeyTable | None = None
+) -> FastAPI:
+    """The API app. Given ``clients`` it uses (and leaves open) them; else it builds its own."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        own = clients is None
+        used = clients if clients is not None else await build_clients(settings)
+        engine = QueryEngine(
+            used.store, used.embedder, used.runner, settings.api, alpha=settings.editor.alpha
+        )
+        state = ApiState(
+            used,
+            engine,
+            keys if keys is not None else load_key_table(settings.api),
+            ApiMetrics.create(used.metrics.registry),
+        )
+        app.state.api = state
+        try:
+            yield
+        finally:
+            await state.aclose()
+            if own:
+                await used.aclose()
+
+    app = FastAPI(
+        title="factstream",
+        summary="Answers from facts that follow the news (ERASE on Kafka and Weaviate).",
+        version="0.1.0",
+        lifespan=lifespan,
+    )
+    app.include_router(router)
+    app.add_exception_handler(FactstreamError, _error)
+
+    @app.middleware("http")
+    async def count(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        response = await call_next(request)
+        route = request.scope.get("route")
+        template = getattr(route, "path", "unmatched")
+        if hasattr(request.app.state, "api"):
+            request.app.state.api.metrics.requests.labels(
+                template, request.method, str(response.status_code)
+            ).inc()
+        return response
+
+    app.add_middleware(BodyLimit, max_bytes=settings.api.max_body_bytes)
+    return app

@@ -1,0 +1,51 @@
+"""Readiness: Kafka, Weaviate and the LM server each answer within a few seconds."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+
+import httpx
+from aiokafka.admin import AIOKafkaAdminClient
+
+from factstream.clients import Clients
+
+__all__ = ["CHECK_TIMEOUT_S", "readiness"]
+
+CHECK_TIMEOUT_S = 5.0
+
+
+async def _kafka(bootstrap: str) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=4000)
+    await admin.start()
+    try:
+        await admin.list_topics()
+    finally:
+        await admin.close()
+
+
+async def _lm(url: str) -> None:
+    async with httpx.AsyncClient(timeout=CHECK_TIMEOUT_S) as client:
+        response = await client.get(f"{url.rstrip('/')}/models")
+        response.raise_for_status()
+
+
+async def _check(probe: Awaitable[object]) -> str:
+    try:
+        await asyncio.wait_for(probe, CHECK_TIMEOUT_S)
+    except TimeoutError:
+        return f"no answer within {CHECK_TIMEOUT_S:.0f}s"
+    except Exception as exc:  # noqa: BLE001 - any failure means not ready; report it
+        return f"{type(exc).__name__}: {exc}"[:300]
+    return "ok"
+
+
+async def readiness(clients: Clients) -> dict[str, str]:
+    """``{"kafka": "ok", "weaviate": "ok", "lm": "..."}``: each check's outcome."""
+    settings = clients.settings
+    kafka, weaviate, lm = await asyncio.gather(
+        _check(_kafka(settings.kafka.bootstrap_servers)),
+        _check(clients.store.namespaces()),
+        _check(_lm(settings.lm.url)),
+    )
+    return {"kafka": kafka, "weaviate": weaviate, "lm": lm}

@@ -1,0 +1,157 @@
+"""The routes of design.md section 6; every namespace read or write is checked against the key."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response, status
+from fastapi.responses import StreamingResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import AwareDatetime
+
+from factstream.api.auth import ApiKey
+from factstream.api.health import readiness
+from factstream.api.schemas import (
+    AskBody,
+    AskResponse,
+    DocumentsBody,
+    FactOut,
+    FactsPage,
+    Namespace,
+    PublishResponse,
+    ReadyResponse,
+)
+from factstream.api.state import ApiState, State
+from factstream.errors import FactNotFound, FactstreamError, Forbidden
+from factstream.knowledge.query import AskRequest, UsedFact
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+AsOf = Annotated[
+    AwareDatetime | None,
+    Query(description="Facts as they stood at this time (RFC 3339 with a zone)."),
+]
+NamespaceQuery = Annotated[Namespace, Query(description="The knowledge base.")]
+
+
+@router.post("/v1/ask", response_model=AskResponse, tags=["query"])
+async def ask(body: AskBody, key: ApiKey, state: State) -> Response:
+    """Answer a question from the namespace's facts true now (or at ``as_of``).
+
+    With ``stream: true`` the reply is server-sent events: ``facts`` (the retrieved facts),
+    then ``answer`` (the whole AskResponse), or ``error``.
+    """
+    state.keys.check(key, "read", body.namespace)
+    request = AskRequest(body.question, body.namespace, body.as_of, body.top_k, body.choices)
+    timings: dict[str, float] = {}
+    facts = await state.engine.retrieve(request, timings)
+    if body.stream:
+        return StreamingResponse(
+            _events(state, request, facts, timings), media_type="text/event-stream"
+        )
+    result = await state.engine.answer(request, facts, timings)
+    timings["total"] = sum(timings.values())
+    state.metrics.observe_ask(timings)
+    reply = AskResponse.of(result, body.namespace, body.as_of)
+    return Response(reply.model_dump_json(), media_type="application/json")
+
+
+def _event(name: str, data: str) -> str:
+    return f"event: {name}\ndata: {data}\n\n"
+
+
+async def _events(
+    state: ApiState, request: AskRequest, facts: list[UsedFact], timings: dict[str, float]
+) -> AsyncIterator[str]:
+    shown = [FactOut.used(f).model_dump(mode="json") for f in facts]
+    yield _event("facts", json.dumps({"facts": shown}))
+    try:
+        result = await state.engine.answer(request, facts, timings)
+    except FactstreamError as exc:
+        yield _event("error", json.dumps({"detail": str(exc)}))
+        return
+    timings["total"] = sum(timings.values())
+    state.metrics.observe_ask(timings)
+    yield _event(
+        "answer", AskResponse.of(result, request.namespace, request.as_of).model_dump_json()
+    )
+    yield _event("done", "{}")
+
+
+@router.get("/v1/facts", response_model=FactsPage, tags=["facts"])
+async def list_facts(
+    key: ApiKey,
+    state: State,
+    namespace: NamespaceQuery,
+    q: Annotated[str | None, Query(description="Search for facts related to this text.")] = None,
+    as_of: AsOf = None,
+    include_false: Annotated[bool, Query(description="Include facts false at as_of.")] = False,
+    limit: Annotated[int, Query(ge=1, description="Facts per page (at most the max).")] = 50,
+    cursor: Annotated[str | None, Query(description="From the previous page.")] = None,
+) -> FactsPage:
+    """Search (``q``) or list a namespace's facts, as of a time, page by page."""
+    state.keys.check(key, "read", namespace)
+    limit = min(limit, state.clients.settings.api.max_page)
+    await state.engine.require_namespace(namespace)
+    if q:
+        request = AskRequest(q, namespace, as_of, min(limit, state.clients.settings.api.max_top_k))
+        used = await state.engine.retrieve(request)
+        return FactsPage(facts=[FactOut.used(f) for f in used], cursor=None)
+    page = await state.clients.store.list_facts(
+        namespace, as_of=as_of, include_false=include_false, limit=limit, cursor=cursor
+    )
+    return FactsPage(facts=[FactOut.of(f, as_of) for f in page.facts], cursor=page.cursor)
+
+
+@router.get("/v1/facts/{fact_id}", response_model=FactOut, tags=["facts"])
+async def get_fact(
+    fact_id: str, key: ApiKey, state: State, namespace: NamespaceQuery, as_of: AsOf = None
+) -> FactOut:
+    """One fact with its history (as of a time, if given)."""
+    state.keys.check(key, "read", namespace)
+    found = await state.clients.store.get(namespace, [fact_id])
+    if fact_id not in found:
+        raise FactNotFound(namespace, fact_id)
+    return FactOut.of(found[fact_id], as_of)
+
+
+@router.post(
+    "/v1/documents",
+    response_model=PublishResponse,
+    status_code=status.HTTP_202_ACCEPTED,
+    tags=["documents"],
+)
+async def publish_documents(body: DocumentsBody, key: ApiKey, state: State) -> PublishResponse:
+    """Publish documents on factstream.documents (edited in by the worker, in order)."""
+    grant = state.keys.grant_for(key)
+    for namespace in sorted({d.namespace for d in body.documents}):
+        if not grant.allows("publish", namespace):
+            raise Forbidden(namespace, "publish")
+    await state.publish(body.documents)
+    return PublishResponse(published=len(body.documents), ids=[d.id for d in body.documents])
+
+
+@router.get("/healthz", tags=["operations"])
+async def healthz() -> dict[str, str]:
+    """The process is up."""
+    return {"status": "ok"}
+
+
+@router.get("/readyz", response_model=ReadyResponse, tags=["operations"])
+async def readyz(state: State, response: Response) -> ReadyResponse:
+    """Kafka, Weaviate and the LM server answer; 503 with the reasons if not."""
+    checks = await readiness(state.clients)
+    ready = all(value == "ok" for value in checks.values())
+    if not ready:
+        response.status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    return ReadyResponse(ready=ready, checks=checks)
+
+
+@router.get("/metrics", tags=["operations"])
+async def metrics(state: State) -> Response:
+    """Prometheus metrics of this process."""
+    return Response(generate_latest(state.clients.metrics.registry), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,212 @@
+"""The query agent's logic: retrieve a namespace's facts true at a time, answer with ERASE A.3.
+
+Used by the HTTP route (``POST /v1/ask``), the Kafka agent (factstream.questions) and
+``factstream ask``. Facts are shown to the LM and returned as they stood at ``as_of``: the
+truth then, and the history up to then (nothing after it was known at that time).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from factstream.config import ApiSettings
+from factstream.embed.base import Embedder
+from factstream.errors import NamespaceNotFound, QuestionInvalid
+from factstream.prompts.answer import FactWithHistory
+from factstream.prompts.answer import HistoryEntry as PromptHistory
+from factstream.store.base import FactStore, SearchHit
+from factstream.tasks.answering import answer_choice, answer_free
+from factstream.tasks.runner import TaskRunner
+from factstream.topics.records import Answer, AnswerFact, Fact, HistoryEntry, Question
+
+__all__ = ["AskRequest", "AskResult", "QueryEngine", "UsedFact", "fact_as_of"]
+
+
+@dataclass(frozen=True)
+class AskRequest:
+    """A question about one namespace, as of a time (None: now)."""
+
+    question: str
+    namespace: str
+    as_of: datetime | None = None
+    top_k: int | None = None
+    choices: Sequence[str] | None = None
+
+    @classmethod
+    def from_question(cls, question: Question) -> AskRequest:
+        """The request a Kafka question record makes."""
+        return cls(
+            question.question, question.namespace, question.as_of, question.top_k, question.choices
+        )
+
+
+@dataclass(frozen=True)
+class UsedFact:
+    """A fact as given to the LM: its state at ``as_of`` and its cosine similarity."""
+
+    fact: Fact
+    truth: bool
+    history: list[HistoryEntry]
+    score: float
+
+    def to_record(self) -> AnswerFact:
+        return AnswerFact(
+            fact_id=self.fact.fact_id,
+            text=self.fact.text,
+            truth=self.truth,
+            history=self.history,
+            score=self.score,
+        )
+
+
+@dataclass(frozen=True)
+class AskResult:
+    """An answer, the facts in its prompt, who answered, and seconds per stage."""
+
+    answer: str
+    reasoning: str
+    facts: list[UsedFact]
+    model: str
+    prompt: str
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def to_record(self, question_id: str, namespace: str) -> Answer:
+        """The reply record on factstream.answers."""
+        return Answer(
+            question_id=question_id,
+            namespace=namespace,
+            answer=self.answer,
+            facts=[f.to_record() for f in self.facts],
+            model=self.model,
+            timings=self.timings,
+        )
+
+
+def fact_as_of(fact: Fact, as_of: datetime | None) -> tuple[bool, list[HistoryEntry]]:
+    """The fact's truth and history as known at ``as_of`` (None: now, the whole history)."""
+    if as_of is None:
+        return fact.truth, list(fact.history)
+    history = [h for h in fact.history if h.ts <= as_of]
+    return (history[-1].truth if history else False), history
+
+
+class QueryEngine:
+    """Answers questions from a fact store with an LM; one per process, shared by callers."""
+
+    def __init__(
+        self,
+        store: FactStore,
+        embedder: Embedder,
+        runner: TaskRunner,
+        settings: ApiSettings,
+        *,
+        alpha: float,
+    ) -> None:
+        self._store, self._embedder, self._runner = store, embedder, runner
+        self._settings, self._alpha = settings, alpha
+
+    def validate(self, request: AskRequest) -> int:
+        """Check the bounds of a request; returns its top_k.
+
+        Raises:
+            QuestionInvalid: empty or too long, top_k out of range, bad choices.
+        """
+        limits = self._settings
+        text = request.question.strip()
+        if not text:
+            raise QuestionInvalid("the question is empty")
+        if len(request.question) > limits.max_question_chars:
+            raise QuestionInvalid(
+                f"the question has {len(request.question)} characters; at most "
+                f"{limits.max_question_chars} are allowed"
+            )
+        top_k = request.top_k if request.top_k is not None else limits.top_k
+        if not 1 <= top_k <= limits.max_top_k:
+            raise QuestionInvalid(f"top_k must be between 1 and {limits.max_top_k}, not {top_k}")
+        if request.choices is not None:
+            choices = list(request.choices)
+            if not 2 <= len(choices) <= limits.max_choices:
+                raise QuestionInvalid(
+                    f"a multiple-choice question has 2 to {limits.max_choices} choices, "
+                    f"not {len(choices)}"
+                )
+            if len(set(choices)) != len(choices) or any(not c.strip() for c in choices):
+                raise QuestionInvalid("choices must be distinct and not blank")
+        return top_k
+
+    async def require_namespace(self, namespace: str) -> None:
+        """Raises NamespaceNotFound unless the namespace has facts."""
+        if namespace not in await self._store.namespaces():
+            raise NamespaceNotFound(namespace)
+
+    async def retrieve(
+        self, request: AskRequest, timings: dict[str, float] | None = None
+    ) -> list[UsedFact]:
+        """The facts true at ``as_of`` most related to the question, best first."""
+        top_k = self.validate(request)
+        timings = timings if timings is not None else {}
+        start = time.perf_counter()
+        await self.require_namespace(request.namespace)
+        vector = await self._embedder.embed(request.question)
+        timings["embed"] = time.perf_counter() - start
+        start = time.perf_counter()
+        hits = await self._store.search(
+            request.namespace,
+            request.question,
+            vector,
+            as_of=request.as_of,
+            top_k=top_k,
+            min_similarity=self._settings.min_similarity,
+            alpha=self._alpha,
+        )
+        timings["retrieve"] = time.perf_counter() - start
+        return [self._used(hit, request.as_of) for hit in hits]
+
+    @staticmethod
+    def _used(hit: SearchHit, as_of: datetime | None) -> UsedFact:
+        truth, history = fact_as_of(hit.fact, as_of)
+        return UsedFact(hit.fact, truth, history, hit.similarity)
+
+    async def answer(
+        self,
+        request: AskRequest,
+        facts: Sequence[UsedFact],
+        timings: dict[str, float] | None = None,
+    ) -> AskResult:
+        """Ask the LM with the ERASE A.3 prompt (multiple choice when ``choices`` are given)."""
+        timings = timings if timings is not None else {}
+        shown = [
+            FactWithHistory(
+                text=f.fact.text,
+                history=tuple(PromptHistory(ts=h.ts, truth=h.truth) for h in f.history),
+            )
+            for f in facts
+        ]
+        start = time.perf_counter()
+        if request.choices is not None:
+            result = await answer_choice(
+                self._runner, request.question, request.choices, shown, as_of=request.as_of
+            )
+        else:
+            result = await answer_free(self._runner, request.question, shown, as_of=request.as_of)
+        timings["answer"] = time.perf_counter() - start
+        return AskResult(
+            answer=result.value.answer,
+            reasoning=result.value.reasoning,
+            facts=list(facts),
+            model=result.model,
+            prompt=result.prompt,
+            timings=timings,
+        )
+
+    async def ask(self, request: AskRequest) -> AskResult:
+        """Retrieve, then answer; ``timings`` has embed, retrieve, answer and total seconds."""
+        start = time.perf_counter()
+        timings: dict[str, float] = {}
+        facts = await self.retrieve(request, timings)
+        result = await self.answer(request, facts, timings)
+        timings["total"] = time.perf_counter() - start
+        return result
