@@ -297,6 +297,71 @@ def eval_floor(
         json_out.write_text(json.dumps(dataclasses.asdict(report), indent=2))
 
 
+@eval_app.command("update-retrieval")
+def eval_update_retrieval(
+    data: Annotated[Path, typer.Option(exists=True, file_okay=False, help="CLARK-News folder.")],
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N changes.")] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the report here.")
+    ] = None,
+) -> None:
+    """Recall of superseded facts by the editor's retrieval (no LM): hybrid and dense-only."""
+    import dataclasses
+    import json
+
+    from rich.progress import Progress
+
+    from factstream.clients import build_clients
+    from factstream.eval.datasets import load_clark
+    from factstream.eval.retrieval import (
+        KS,
+        evaluate_update_retrieval,
+        load_facts,
+        retrieval_configs,
+    )
+
+    settings, clark = _settings(), load_clark(data)
+    namespace = f"eval-retrieval-{datetime.now(UTC):%Y%m%d%H%M%S}"
+    configs = retrieval_configs(settings.editor)
+
+    async def run() -> Any:
+        clients = await build_clients(settings)
+        try:
+            await load_facts(clients.store, clients.embedder, clark, namespace)
+            with Progress(console=console) as bar:
+                task = bar.add_task("retrieving", total=None)
+                return await evaluate_update_retrieval(
+                    clients.store,
+                    clients.embedder,
+                    clark,
+                    namespace,
+                    configs,
+                    limit,
+                    lambda: bar.advance(task),
+                )
+        finally:
+            await clients.store.drop_namespace(namespace)
+            await clients.aclose()
+
+    reports = asyncio.run(run())
+    table = Table("retrieval", *(f"recall@{k}" for k in KS), "above floor", "editor sees")
+    for r in reports:
+        table.add_row(
+            r.config.name,
+            *(f"{r.recall_at[k]:.1%}" for k in KS),
+            f"{r.above_floor:.1%}",
+            f"{r.editor_recall:.1%}",
+        )
+    console.print(
+        f"{reports[0].changes} superseded facts in the KB when superseded "
+        f"({reports[0].not_in_kb} more come later in the stream and are left out); "
+        f"floor {settings.editor.min_similarity}, top_k {settings.editor.top_k}"
+    )
+    console.print(table)
+    if json_out is not None:
+        json_out.write_text(json.dumps([dataclasses.asdict(r) for r in reports], indent=2))
+
+
 api_app = typer.Typer(
     help="The HTTP API: `factstream api` serves it; `factstream api hash-key` hashes a key.",
     invoke_without_command=True,
@@ -380,6 +445,11 @@ def ask(
     console.print(f"[bold]answer:[/] {result.answer}")
     console.print(f"reasoning: {result.reasoning}", markup=False)
     console.print(f"model {result.model} ({result.prompt}); {timings}", markup=False)
+
+
+from factstream.feeds.commands import feeds_app  # noqa: E402
+
+app.add_typer(feeds_app, name="feeds")
 
 
 def main() -> None:
