@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-__all__ = ["EmbedMetrics", "LMMetrics", "Metrics"]
+__all__ = ["EmbedMetrics", "FeedMetrics", "LMMetrics", "Metrics"]
 
 _LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 
@@ -112,17 +112,62 @@ class EmbedMetrics:
 
 
 @dataclass(frozen=True)
+class FeedMetrics:
+    """Feed polls, published entries, errors by kind, and how far behind each feed is."""
+
+    polls: Counter
+    entries: Counter
+    errors: Counter
+    lag: Gauge
+
+    @classmethod
+    def create(cls, registry: CollectorRegistry) -> FeedMetrics:
+        """Register the feed metrics on ``registry``; ``feed`` labels come from the feed list."""
+        return cls(
+            polls=Counter(
+                "factstream_feed_polls",
+                "Feed polls by outcome (ok, not_modified, error).",
+                ["feed", "outcome"],
+                registry=registry,
+            ),
+            entries=Counter(
+                "factstream_feed_entries_published",
+                "Feed entries published as Documents, by change (new, updated).",
+                ["feed", "change"],
+                registry=registry,
+            ),
+            errors=Counter(
+                "factstream_feed_errors",
+                "Feed errors by kind (unreachable, rate_limited, server_error, http_error, "
+                "too_large, not_a_feed, bad_entry, publish).",
+                ["feed", "kind"],
+                registry=registry,
+            ),
+            lag=Gauge(
+                "factstream_feed_lag_seconds",
+                "Seconds from the newest entry seen in the feed until now (read live on scrape).",
+                ["feed"],
+                registry=registry,
+            ),
+        )
+
+
+@dataclass(frozen=True)
 class Metrics:
     """All of factstream's metrics; build one per process (or per test) with ``create``."""
 
     registry: CollectorRegistry
     lm: LMMetrics
     embed: EmbedMetrics
+    feeds: FeedMetrics
 
     @classmethod
     def create(cls, registry: CollectorRegistry | None = None) -> Metrics:
         """Create every metric on ``registry`` (a fresh one if None)."""
         registry = registry if registry is not None else CollectorRegistry()
         return cls(
-            registry=registry, lm=LMMetrics.create(registry), embed=EmbedMetrics.create(registry)
+            registry=registry,
+            lm=LMMetrics.create(registry),
+            embed=EmbedMetrics.create(registry),
+            feeds=FeedMetrics.create(registry),
         )

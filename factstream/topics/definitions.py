@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from factstream.feeds.records import FeedEntryState
 from factstream.topics.records import Answer, DeadLetter, Document, Fact, FactEdit, Question, Record
 
 __all__ = ["TOPICS", "TopicName", "TopicSpec", "topic_name"]
@@ -22,6 +23,7 @@ class TopicName(StrEnum):
     ANSWERS = "factstream.answers"
     DOCUMENTS_DLQ = "factstream.documents.dlq"
     REVIEW = "factstream.documents.review"
+    FEED_STATE = "factstream.feed-state"
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,8 @@ TOPICS: dict[TopicName, TopicSpec] = {
         TopicSpec(TopicName.DOCUMENTS_DLQ, "original key", DeadLetter, retention_ms=30 * _DAY_MS),
         # Documents whose edits exceed the blast radius wait here for a person.
         TopicSpec(TopicName.REVIEW, "namespace", Document, retention_ms=30 * _DAY_MS),
+        # What the feed poller published: read back on start so no entry goes out twice.
+        TopicSpec(TopicName.FEED_STATE, "namespace/feed entry id", FeedEntryState, compacted=True),
     )
 }
 

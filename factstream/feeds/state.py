@@ -1,0 +1,114 @@
+"""What the feed poller published, kept on the compacted topic ``factstream.feed-state``.
+
+Each Document and the state record that says it was published go out in ONE Kafka
+transaction, and state is read back with read_committed: after a crash either both are
+visible or neither, so an entry is never published twice and never forgotten. The producer's
+transactional id is stable, so a restarted poller fences a predecessor that still runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+
+from factstream.config import KafkaSettings
+from factstream.feeds.records import FeedEntryState, state_key
+from factstream.topics.definitions import TopicName, topic_name
+from factstream.topics.records import Document
+
+__all__ = ["FeedPublisher", "FeedState", "Publication", "read_feed_state"]
+
+FeedState = dict[tuple[str, str], FeedEntryState]  # (namespace, entry id) -> latest
+
+
+@dataclass(frozen=True)
+class Publication:
+    """A Document and the state record published with it."""
+
+    document: Document
+    state: FeedEntryState
+
+
+async def read_feed_state(kafka: KafkaSettings) -> FeedState:
+    """Every committed feed-state record, latest per (namespace, entry id)."""
+    topic = topic_name(TopicName.FEED_STATE, kafka.topic_prefix)
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=kafka.bootstrap_servers,
+        isolation_level="read_committed",
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+    )
+    await consumer.start()
+    state: FeedState = {}
+    try:
+        parts = [TopicPartition(topic, p) for p in await _partitions(kafka, topic)]
+        consumer.assign(parts)
+        ends = await consumer.end_offsets(parts)
+        await consumer.seek_to_beginning(*parts)
+        # Transaction markers occupy offsets but are never returned, so compare positions.
+        while [tp for tp in parts if await consumer.position(tp) < ends[tp]]:
+            for records in (await consumer.getmany(timeout_ms=1000)).values():
+                for record in records:
+                    _apply(state, record.key, record.value)
+    finally:
+        await consumer.stop()
+    return state
+
+
+def _apply(state: FeedState, key: bytes | None, value: bytes | None) -> None:
+    if value is None:  # a tombstone forgets the entry
+        namespace, _, entry_id = (key or b"").decode().partition("/")
+        state.pop((namespace, entry_id), None)
+        return
+    entry = FeedEntryState.from_bytes(value)
+    state[(entry.namespace, entry.entry_id)] = entry
+
+
+async def _partitions(kafka: KafkaSettings, topic: str) -> list[int]:
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers)
+    await admin.start()
+    try:
+        [described] = await admin.describe_topics([topic])
+    finally:
+        await admin.close()
+    return sorted(int(p["partition"]) for p in described["partitions"])
+
+
+class FeedPublisher:
+    """Publishes Documents together with their feed-state records, transactionally."""
+
+    def __init__(self, kafka: KafkaSettings, client_id: str) -> None:
+        self._kafka = kafka
+        self._producer = AIOKafkaProducer(
+            bootstrap_servers=kafka.bootstrap_servers,
+            client_id=client_id,
+            transactional_id=f"{kafka.topic_prefix}{client_id}",
+            enable_idempotence=True,
+            acks="all",
+        )
+        # One producer has one open transaction at a time; feeds are polled concurrently.
+        self._lock = asyncio.Lock()
+
+    async def start(self) -> None:
+        await self._producer.start()
+
+    async def stop(self) -> None:
+        await self._producer.stop()
+
+    async def publish(self, publications: Sequence[Publication]) -> None:
+        """All documents (keyed by namespace) and their state records, in one transaction."""
+        if not publications:
+            return
+        documents = topic_name(TopicName.DOCUMENTS, self._kafka.topic_prefix)
+        feed_state = topic_name(TopicName.FEED_STATE, self._kafka.topic_prefix)
+        async with self._lock, self._producer.transaction():
+            for item in publications:
+                doc, entry = item.document, item.state
+                await self._producer.send(documents, doc.to_bytes(), key=doc.namespace.encode())
+                await self._producer.send(
+                    feed_state, entry.to_bytes(), key=state_key(entry.namespace, entry.entry_id)
+                )
