@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -400,3 +403,19 @@ async def test_real_lm_answers_one_of_the_choices(
             reply = response.json()
             assert reply["answer"] in CHOICES and reply["model"] == lm_settings.lm.model
             assert texts(reply) == {CONGRESS, HOME}
+
+
+async def test_factstream_ask_command(api: Api) -> None:
+    args = ["ask", "Which office does Mike Lawler hold?", "-n", "desk", "--as-of"]
+    args += [day(10).isoformat(), "--choices", CHOICES[0], "--choices", CHOICES[1]]
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "factstream", *args],
+        env={**os.environ, **api.stack.env, "COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "answer: State Assembly" in done.stdout and ASSEMBLY in done.stdout
+    assert CONGRESS not in done.stdout
