@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
 
 from factstream.config import KafkaSettings
 from factstream.feeds.records import FeedEntryState, state_key
+from factstream.streams.admin import topic_partitions
 from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import Document
 
@@ -45,7 +45,7 @@ async def read_feed_state(kafka: KafkaSettings) -> FeedState:
     await consumer.start()
     state: FeedState = {}
     try:
-        parts = [TopicPartition(topic, p) for p in await _partitions(kafka, topic)]
+        parts = [TopicPartition(topic, p) for p in await topic_partitions(kafka, topic)]
         consumer.assign(parts)
         ends = await consumer.end_offsets(parts)
         await consumer.seek_to_beginning(*parts)
@@ -66,16 +66,6 @@ def _apply(state: FeedState, key: bytes | None, value: bytes | None) -> None:
         return
     entry = FeedEntryState.from_bytes(value)
     state[(entry.namespace, entry.entry_id)] = entry
-
-
-async def _partitions(kafka: KafkaSettings, topic: str) -> list[int]:
-    admin = AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers)
-    await admin.start()
-    try:
-        [described] = await admin.describe_topics([topic])
-    finally:
-        await admin.close()
-    return sorted(int(p["partition"]) for p in described["partitions"])
 
 
 class FeedPublisher:

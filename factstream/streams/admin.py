@@ -10,7 +10,7 @@ from aiokafka.errors import TopicAlreadyExistsError, for_code
 from factstream.config import KafkaSettings, WorkerSettings
 from factstream.topics.definitions import TOPICS, TopicName, TopicSpec, topic_name
 
-__all__ = ["ensure_topics", "topic_configs"]
+__all__ = ["ensure_topics", "topic_configs", "topic_partitions"]
 
 
 def topic_configs(spec: TopicSpec) -> dict[str, str]:
@@ -34,6 +34,17 @@ def _created(topic_errors: list[tuple[Any, ...]]) -> list[str]:
         elif code != TopicAlreadyExistsError.errno:  # another worker made it just now: fine
             raise for_code(code)(f"cannot create topic {topic}: {message}")
     return created
+
+
+async def topic_partitions(kafka: KafkaSettings, topic: str) -> list[int]:
+    """The partition numbers of ``topic``, from the cluster."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers)
+    await admin.start()
+    try:
+        [described] = await admin.describe_topics([topic])
+    finally:
+        await admin.close()
+    return sorted(int(p["partition"]) for p in described["partitions"])
 
 
 async def ensure_topics(kafka: KafkaSettings, worker: WorkerSettings) -> list[str]:

@@ -13,9 +13,9 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import UTC, datetime
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
 
 from factstream.config import KafkaSettings
+from factstream.streams.admin import topic_partitions
 from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import DeadLetter, Document, Fact, FactEdit, Record
 
@@ -112,7 +112,7 @@ async def read_changelog(
     await consumer.start()
     try:
         topic = topic_name(TopicName.FACT_EDITS, kafka.topic_prefix)
-        parts = [TopicPartition(topic, p) for p in await _partitions(kafka, topic)]
+        parts = [TopicPartition(topic, p) for p in await topic_partitions(kafka, topic)]
         consumer.assign(parts)
         ends = await consumer.end_offsets(parts)
         starts = await _start_offsets(consumer, parts, since_ms)
@@ -124,16 +124,6 @@ async def read_changelog(
                 yield edit
     finally:
         await consumer.stop()
-
-
-async def _partitions(kafka: KafkaSettings, topic: str) -> list[int]:
-    admin = AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers)
-    await admin.start()
-    try:
-        [described] = await admin.describe_topics([topic])
-    finally:
-        await admin.close()
-    return sorted(int(p["partition"]) for p in described["partitions"])
 
 
 async def _start_offsets(
