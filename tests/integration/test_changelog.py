@@ -8,8 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
-from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
-from fixtures.factories import UniqueName
+from fixtures.factories import UniqueName, describe_topic_configs
 
 from factstream.config import KafkaSettings, Settings, WorkerSettings
 from factstream.streams.admin import ensure_topics
@@ -71,9 +70,7 @@ async def test_topics_are_created_as_declared_and_only_once(kafka: KafkaSettings
         names = {
             n: topic_name(n, kafka.topic_prefix) for n in (TopicName.FACTS, TopicName.DOCUMENTS)
         }
-        resources = [ConfigResource(ConfigResourceType.TOPIC, t) for t in names.values()]
-        [resp] = await admin.describe_configs(resources)
-        configs = {r[3]: {e[0]: e[1] for e in r[4]} for r in resp.resources}
+        configs = await describe_topic_configs(admin, list(names.values()))
         [described] = await admin.describe_topics([names[TopicName.FACTS]])
     finally:
         await admin.close()

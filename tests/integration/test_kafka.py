@@ -7,8 +7,7 @@ from collections import defaultdict
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord
 from aiokafka.admin import AIOKafkaAdminClient
-from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
-from fixtures.factories import TopicFactory, UniqueName
+from fixtures.factories import TopicFactory, UniqueName, describe_topic_configs
 
 from factstream.config import Settings
 
@@ -49,8 +48,7 @@ async def test_topic_with_partitions_and_compaction(
     topic = await topic_factory(partitions=3, configs={"cleanup.policy": "compact"})
     [described] = await kafka_admin.describe_topics([topic])
     assert len(described["partitions"]) == 3
-    [resp] = await kafka_admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
-    configs = {entry[0]: entry[1] for entry in resp.resources[0][4]}
+    configs = (await describe_topic_configs(kafka_admin, [topic]))[topic]
     assert configs["cleanup.policy"] == "compact"
 
 
