@@ -164,6 +164,18 @@ def demo(
 
 
 @app.command()
+def up() -> None:
+    """The whole local stack in the foreground: services, worker, API (and feeds); Ctrl-C stops."""
+    from factstream.up import run_up
+
+    try:
+        code = run_up(_settings(), lambda line: console.print(line, markup=False, soft_wrap=True))
+    except FactstreamError as exc:
+        raise _fail(exc) from exc
+    raise typer.Exit(code=code)
+
+
+@app.command()
 def config() -> None:
     """Print every setting: environment variable, default, meaning (Markdown)."""
     from factstream.config import env_var_markdown
