@@ -217,6 +217,12 @@ class WorkerSettings(BaseSettings):
     commit_interval_s: float = Field(
         1.0, gt=0, description="Seconds between commits of processed input offsets."
     )
+    metrics_port: int = Field(
+        9464, ge=0, le=65535, description="Port of the worker's Prometheus /metrics; 0: off."
+    )
+    metrics_host: str = Field(
+        "127.0.0.1", description="Address the worker's /metrics listens on (0.0.0.0 in pods)."
+    )
 
 
 class ApiSettings(BaseSettings):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-__all__ = ["EmbedMetrics", "FeedMetrics", "LMMetrics", "Metrics"]
+__all__ = ["EmbedMetrics", "FeedMetrics", "LMMetrics", "Metrics", "WorkerMetrics"]
 
 _LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 
@@ -152,6 +152,59 @@ class FeedMetrics:
         )
 
 
+_STAGE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
+
+
+@dataclass(frozen=True)
+class WorkerMetrics:
+    """The editor's work: documents by outcome, seconds per stage, edits, dead letters, lag."""
+
+    documents: Counter
+    stages: Histogram
+    edits: Counter
+    dead_letters: Counter
+    lag: Gauge
+
+    @classmethod
+    def create(cls, registry: CollectorRegistry) -> WorkerMetrics:
+        """Register the worker metrics on ``registry`` (namespace and op are bounded labels)."""
+        return cls(
+            documents=Counter(
+                "factstream_documents",
+                "Input documents processed, by outcome (applied, empty, duplicate, recovered, "
+                "review, dead_letter).",
+                ["outcome"],
+                registry=registry,
+            ),
+            stages=Histogram(
+                "factstream_stage_seconds",
+                "Seconds per editing stage (embed, retrieve, classify, rewrite, extract, "
+                "publish, apply).",
+                ["stage"],
+                buckets=_STAGE_BUCKETS,
+                registry=registry,
+            ),
+            edits=Counter(
+                "factstream_edits",
+                "Edits published to the changelog, by namespace and op.",
+                ["namespace", "op"],
+                registry=registry,
+            ),
+            dead_letters=Counter(
+                "factstream_dead_letters",
+                "Input records sent to the dead-letter topic, by error type.",
+                ["error_type"],
+                registry=registry,
+            ),
+            lag=Gauge(
+                "factstream_consumer_lag",
+                "Records of an input partition not yet processed (high watermark - next offset).",
+                ["topic", "partition"],
+                registry=registry,
+            ),
+        )
+
+
 @dataclass(frozen=True)
 class Metrics:
     """All of factstream's metrics; build one per process (or per test) with ``create``."""
@@ -160,6 +213,7 @@ class Metrics:
     lm: LMMetrics
     embed: EmbedMetrics
     feeds: FeedMetrics
+    worker: WorkerMetrics
 
     @classmethod
     def create(cls, registry: CollectorRegistry | None = None) -> Metrics:
@@ -170,4 +224,5 @@ class Metrics:
             lm=LMMetrics.create(registry),
             embed=EmbedMetrics.create(registry),
             feeds=FeedMetrics.create(registry),
+            worker=WorkerMetrics.create(registry),
         )

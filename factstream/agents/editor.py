@@ -19,7 +19,7 @@ from factstream.clients import Clients
 from factstream.concurrency import backoff_delay
 from factstream.errors import BadInput, LMOutputInvalid, StoreUnavailable
 from factstream.knowledge.materializer import Materializer
-from factstream.knowledge.pipeline import EditContext, edit_document, to_records
+from factstream.knowledge.pipeline import EditContext, edit_document, timed, to_records
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.streams.decode import decode_document
 from factstream.streams.recovery import RecoveredBatches
@@ -70,9 +70,15 @@ class Editor:
         self._max_bytes = settings.worker.max_document_bytes
         self._ctx = EditContext(clients.store, clients.embedder, clients.runner, settings.editor)
         self._materializer = Materializer(clients.store, clients.embedder, sink=publisher)
+        self.metrics = clients.metrics.worker
 
     async def handle(self, record: InputRecord, recovered: RecoveredBatches) -> Outcome:
         """Process one record to its end, retrying through outages of Weaviate or Kafka."""
+        outcome = await self._handle(record, recovered)
+        self.metrics.documents.labels(outcome=outcome.value).inc()
+        return outcome
+
+    async def _handle(self, record: InputRecord, recovered: RecoveredBatches) -> Outcome:
         outages = failures = 0
         while True:
             try:
@@ -127,13 +133,20 @@ class Editor:
         if not edits:
             await self._materializer.record_empty(doc.namespace, doc.id)
             return Outcome.EMPTY
-        await self._publisher.publish_batch(edits)
-        await self._materializer.apply(edits)
+        with timed(plan.timings, "publish"):
+            await self._publisher.publish_batch(edits)
+        with timed(plan.timings, "apply"):
+            await self._materializer.apply(edits)
+        for stage, seconds in plan.timings.items():
+            self.metrics.stages.labels(stage=stage).observe(seconds)
+        for edit in edits:
+            self.metrics.edits.labels(namespace=edit.namespace, op=edit.op.value).inc()
         return Outcome.APPLIED
 
     async def _dead_letter(self, record: InputRecord, reason: str, error_type: str) -> Outcome:
         src = record.source
         log.warning("dead letter %s: %s", _where(record), reason)
+        self.metrics.dead_letters.labels(error_type=error_type).inc()
         await self._publisher.dead_letter(
             topic=src.topic,
             partition=src.partition,

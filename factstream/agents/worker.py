@@ -9,6 +9,7 @@ import os
 from typing import Any
 
 import faust
+from prometheus_client import start_http_server
 
 from factstream.agents.editor import Editor, InputRecord
 from factstream.agents.query import register_query_agent
@@ -34,6 +35,7 @@ class Runtime:
         self._clients: Clients | None = None
         self._publisher: ChangelogPublisher | None = None
         self._editor: Editor | None = None
+        self._metrics_server: Any = None
 
     async def editor(self) -> Editor:
         async with self._lock:
@@ -44,6 +46,7 @@ class Runtime:
                 )
                 await self._publisher.start()
                 self._editor = Editor(self._clients, self._publisher)
+                self._serve_metrics(self._clients)
             return self._editor
 
     async def clients(self) -> Clients:
@@ -52,7 +55,26 @@ class Runtime:
         assert self._clients is not None  # noqa: S101 - editor() built them
         return self._clients
 
+    def _serve_metrics(self, clients: Clients) -> None:
+        worker = self.settings.worker
+        if not worker.metrics_port:
+            return
+        try:
+            self._metrics_server, _ = start_http_server(
+                worker.metrics_port, addr=worker.metrics_host, registry=clients.metrics.registry
+            )
+        except OSError as exc:  # a taken port must not stop the editing
+            log.error(
+                "no /metrics: port %d: %s (FACTSTREAM_WORKER_METRICS_PORT)",
+                worker.metrics_port,
+                exc,
+            )
+            return
+        log.info("metrics on http://%s:%d/metrics", worker.metrics_host, worker.metrics_port)
+
     async def close(self) -> None:
+        if self._metrics_server is not None:
+            self._metrics_server.shutdown()
         if self._publisher is not None:
             await self._publisher.stop()
         if self._clients is not None:
@@ -84,6 +106,7 @@ def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:
                 log.critical("unrecoverable error; exiting without committing", exc_info=True)
                 os._exit(70)
             log.info("outcome %s[%d]@%d %s", msg.topic, msg.partition, msg.offset, outcome.value)
+            _record_lag(app, editor, msg.tp, msg.offset)
 
     register_query_agent(app, settings, runtime.clients)
 
@@ -92,6 +115,13 @@ def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:
         await runtime.close()
 
     return app, runtime
+
+
+def _record_lag(app: faust.App, editor: Editor, tp: Any, offset: int) -> None:
+    highwater = app.consumer.highwater(tp)
+    if highwater is not None:
+        lag = editor.metrics.lag.labels(topic=tp.topic, partition=str(tp.partition))
+        lag.set(max(0, highwater - offset - 1))
 
 
 def run_worker(settings: Settings, loglevel: str = "info") -> None:

@@ -7,7 +7,9 @@ Kafka. It decides the document's edit batch; publishing and applying it is the c
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -43,6 +45,7 @@ __all__ = [
     "batch_id_for",
     "edit_document",
     "normalise",
+    "timed",
     "to_records",
 ]
 
@@ -78,6 +81,7 @@ class EditPlan:
     planned: list[PlannedEdit]
     over_limit: bool
     usage: dict[str, Usage] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
 
     def spend(self, task: str, usage: Usage) -> None:
         """Add ``usage`` to what ``task`` cost this document."""
@@ -102,18 +106,30 @@ def _decided(result: TaskResult[Any]) -> DecidedBy:
     return DecidedBy(model=result.model, prompt_version=result.prompt)
 
 
-async def _retrieve(doc: Document, ctx: EditContext) -> list[SearchHit]:
+@contextmanager
+def timed(timings: dict[str, float], stage: str) -> Iterator[None]:
+    """Add the seconds the block takes to ``timings[stage]``."""
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - started
+
+
+async def _retrieve(doc: Document, ctx: EditContext, timings: dict[str, float]) -> list[SearchHit]:
     cfg = ctx.settings
-    vector = await ctx.embedder.embed(doc.text)
-    return await ctx.store.search(
-        doc.namespace,
-        doc.text,
-        vector,
-        as_of=doc.timestamp,
-        top_k=cfg.top_k,
-        min_similarity=cfg.min_similarity,
-        alpha=cfg.alpha,
-    )
+    with timed(timings, "embed"):
+        vector = await ctx.embedder.embed(doc.text)
+    with timed(timings, "retrieve"):
+        return await ctx.store.search(
+            doc.namespace,
+            doc.text,
+            vector,
+            as_of=doc.timestamp,
+            top_k=cfg.top_k,
+            min_similarity=cfg.min_similarity,
+            alpha=cfg.alpha,
+        )
 
 
 async def _classify(
@@ -159,10 +175,12 @@ async def edit_document(doc: Document, ctx: EditContext) -> EditPlan:
     stops after classification, is marked ``over_limit`` and carries no edits.
     """
     view = _view(doc)
-    hits = await _retrieve(doc, ctx)
-    plan = EditPlan(doc, hits, [], [], over_limit=False)
+    timings: dict[str, float] = {}
+    hits = await _retrieve(doc, ctx, timings)
+    plan = EditPlan(doc, hits, [], [], over_limit=False, timings=timings)
     if hits:
-        classified = await _classify(view, hits, ctx)
+        with timed(plan.timings, "classify"):
+            classified = await _classify(view, hits, ctx)
         plan.labels = classified.value
         plan.spend("classify", classified.usage)
         decided = _decided(classified)
@@ -177,8 +195,10 @@ async def edit_document(doc: Document, ctx: EditContext) -> EditPlan:
             if label == "reinforce"
         ]
         still_true = [hit.fact.text for hit, label in labelled if label != "make_false"]
-        plan.planned += await _rewrites(plan, false, still_true, ctx)
-    extracted = await extract_new_facts(ctx.runner, view)
+        with timed(plan.timings, "rewrite"):
+            plan.planned += await _rewrites(plan, false, still_true, ctx)
+    with timed(plan.timings, "extract"):
+        extracted = await extract_new_facts(ctx.runner, view)
     plan.spend("extract", extracted.usage)
     # Skip new facts that only restate a fact just reinforced or rewritten (ERASE A.2).
     known = {normalise(p.text) for p in plan.planned if p.op in (EditOp.REINFORCE, EditOp.REWRITE)}

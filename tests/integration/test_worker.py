@@ -14,9 +14,11 @@ import sys
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import httpx
 from aiokafka.partitioner import murmur2
 from fixtures.decisions import Decisions
-from fixtures.stack import Stack, StackFactory
+from fixtures.stack import Stack, StackFactory, free_port
+from prometheus_client.parser import text_string_to_metric_families
 
 from factstream.config import Settings
 from factstream.knowledge.pipeline import EditPlan, PlannedEdit, to_records
@@ -370,3 +372,28 @@ async def test_a_batch_on_the_changelog_but_never_applied_is_applied_without_the
     assert facts["The ferry runs again."].history[0].edit_id == plan_edits[0].edit_id
     assert "Decided again by the LM." in facts
     assert len([e for e in await stack.changelog() if e.document_id == "doc-1"]) == 1
+
+
+async def test_metrics_move_as_documents_flow(stack_factory: StackFactory) -> None:
+    port = free_port()
+    decisions = Decisions(extract={"[doc-1]": ["A is true.", "B is true."], "[doc-2]": ["C."]})
+    stack = await stack_factory(decisions, FACTSTREAM_WORKER_METRICS_PORT=str(port))
+    stack.start_worker()
+    await stack.publish([doc("desk", "doc-1", "one", 1), doc("desk", "doc-2", "two", 2)])
+    await stack.publish_raw([(b"desk", b"not json")])
+    await stack.wait_outcomes(3)
+    text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
+    samples = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+    assert samples[("factstream_documents_total", (("outcome", "applied"),))] == 2
+    assert samples[("factstream_documents_total", (("outcome", "dead_letter"),))] == 1
+    assert samples[("factstream_dead_letters_total", (("error_type", "BadInput"),))] == 1
+    assert samples[("factstream_edits_total", (("namespace", "desk"), ("op", "add")))] == 3
+    assert samples[("factstream_stage_seconds_count", (("stage", "extract"),))] == 2
+    assert samples[("factstream_stage_seconds_count", (("stage", "apply"),))] == 2
+    lag = [v for (name, _), v in samples.items() if name == "factstream_consumer_lag"]
+    assert lag and all(v == 0 for v in lag)
+    assert any(name == "factstream_lm_tokens_total" for name, _ in samples)
