@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
@@ -25,6 +27,9 @@ def topic_configs(spec: TopicSpec) -> dict[str, str]:
     return configs
 
 
+_METADATA_WAIT_S = 10.0
+
+
 def _created(topic_errors: list[tuple[Any, ...]]) -> list[str]:
     # aiokafka reports per-topic errors in the response instead of raising them.
     created = []
@@ -36,12 +41,23 @@ def _created(topic_errors: list[tuple[Any, ...]]) -> list[str]:
     return created
 
 
-async def topic_partitions(kafka: KafkaSettings, topic: str) -> list[int]:
-    """The partition numbers of ``topic``, from the cluster."""
+async def topic_partitions(
+    kafka: KafkaSettings, topic: str, wait_s: float = _METADATA_WAIT_S
+) -> list[int]:
+    """The partition numbers of ``topic``, from the cluster.
+
+    A topic created a moment ago can be described without partitions until the broker's
+    metadata has it; that is waited for, up to ``wait_s``.
+    """
     admin = AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers)
     await admin.start()
     try:
-        [described] = await admin.describe_topics([topic])
+        deadline = time.monotonic() + wait_s
+        while True:
+            [described] = await admin.describe_topics([topic])
+            if described["partitions"] or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.1)
     finally:
         await admin.close()
     return sorted(int(p["partition"]) for p in described["partitions"])

@@ -46,10 +46,10 @@ async def test_topic_with_partitions_and_compaction(
     kafka_admin: AIOKafkaAdminClient, topic_factory: TopicFactory
 ) -> None:
     topic = await topic_factory(partitions=3, configs={"cleanup.policy": "compact"})
+    configs = (await describe_topic_configs(kafka_admin, [topic]))[topic]  # waits for the topic
+    assert configs["cleanup.policy"] == "compact"
     [described] = await kafka_admin.describe_topics([topic])
     assert len(described["partitions"]) == 3
-    configs = (await describe_topic_configs(kafka_admin, [topic]))[topic]
-    assert configs["cleanup.policy"] == "compact"
 
 
 async def test_keyed_records_keep_their_order_on_one_partition(
