@@ -8,15 +8,15 @@ transactional id is stable, so a restarted poller fences a predecessor that stil
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from factstream.config import KafkaSettings
 from factstream.feeds.records import FeedEntryState, state_key
 from factstream.streams.admin import topic_partitions
+from factstream.streams.producer import Outgoing, TransactionalProducer
 from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import Document
 
@@ -72,33 +72,24 @@ class FeedPublisher:
     """Publishes Documents together with their feed-state records, transactionally."""
 
     def __init__(self, kafka: KafkaSettings, client_id: str) -> None:
-        self._kafka = kafka
-        self._producer = AIOKafkaProducer(
-            bootstrap_servers=kafka.bootstrap_servers,
-            client_id=client_id,
-            transactional_id=f"{kafka.topic_prefix}{client_id}",
-            enable_idempotence=True,
-            acks="all",
-        )
-        # One producer has one open transaction at a time; feeds are polled concurrently.
-        self._lock = asyncio.Lock()
+        # Fixed per deployment: a restarted poller fences one that still runs.
+        self._sender = TransactionalProducer(kafka, client_id, f"{kafka.topic_prefix}{client_id}")
 
     async def start(self) -> None:
-        await self._producer.start()
+        await self._sender.start()
 
     async def stop(self) -> None:
-        await self._producer.stop()
+        await self._sender.stop()
 
     async def publish(self, publications: Sequence[Publication]) -> None:
         """All documents (keyed by namespace) and their state records, in one transaction."""
         if not publications:
             return
-        documents = topic_name(TopicName.DOCUMENTS, self._kafka.topic_prefix)
-        feed_state = topic_name(TopicName.FEED_STATE, self._kafka.topic_prefix)
-        async with self._lock, self._producer.transaction():
-            for item in publications:
-                doc, entry = item.document, item.state
-                await self._producer.send(documents, doc.to_bytes(), key=doc.namespace.encode())
-                await self._producer.send(
-                    feed_state, entry.to_bytes(), key=state_key(entry.namespace, entry.entry_id)
-                )
+        records: list[Outgoing] = []
+        for item in publications:
+            doc, entry = item.document, item.state
+            records.append((TopicName.DOCUMENTS, doc.namespace.encode(), doc))
+            records.append(
+                (TopicName.FEED_STATE, state_key(entry.namespace, entry.entry_id), entry)
+            )
+        await self._sender.send_atomically(records)

@@ -6,16 +6,16 @@ a document's whole batch or none of it: a crash mid-publish leaves no half batch
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import uuid
 from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import UTC, datetime
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from factstream.config import KafkaSettings
 from factstream.streams.admin import topic_partitions
+from factstream.streams.producer import TransactionalProducer
 from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import DeadLetter, Document, Fact, FactEdit, Record
 
@@ -26,35 +26,20 @@ class ChangelogPublisher:
     """A transactional producer for factstream's output topics."""
 
     def __init__(self, kafka: KafkaSettings, client_id: str = "factstream") -> None:
-        self._kafka = kafka
-        self._producer = AIOKafkaProducer(
-            bootstrap_servers=kafka.bootstrap_servers,
-            client_id=client_id,
-            # Unique per process: a restarted worker never has to wait on its predecessor's
-            # open transaction, which the broker aborts when it times out.
-            transactional_id=f"{client_id}-{uuid.uuid4().hex}",
-            enable_idempotence=True,
-            acks="all",
-        )
-        self._lock = asyncio.Lock()
-
-    def _topic(self, name: TopicName) -> str:
-        return topic_name(name, self._kafka.topic_prefix)
+        # Unique per process: a restarted worker never has to wait on its predecessor's
+        # open transaction, which the broker aborts when it times out.
+        self.sender = TransactionalProducer(kafka, client_id, f"{client_id}-{uuid.uuid4().hex}")
 
     async def start(self) -> None:
-        await self._producer.start()
+        await self.sender.start()
 
     async def stop(self) -> None:
-        await self._producer.stop()
+        await self.sender.stop()
 
     async def _send_all(
         self, name: TopicName, items: Sequence[tuple[bytes | None, Record]]
     ) -> None:
-        topic = self._topic(name)
-        # A producer has one transaction at a time; partition actors share this publisher.
-        async with self._lock, self._producer.transaction():
-            for key, record in items:
-                await self._producer.send(topic, record.to_bytes(), key=key)
+        await self.sender.send_atomically([(name, key, record) for key, record in items])
 
     async def publish_batch(self, edits: Sequence[FactEdit]) -> None:
         """One document's edits on ``factstream.fact-edits``, keyed by fact id, atomically."""

@@ -96,7 +96,7 @@ async def test_batches_read_back_whole_and_first_batch_wins(
 async def test_an_aborted_batch_is_never_read(
     kafka: KafkaSettings, publisher: ChangelogPublisher
 ) -> None:
-    producer = publisher._producer  # the transaction is aborted mid-batch, as by a crash
+    producer = publisher.sender.producer  # the transaction is aborted mid-batch, as by a crash
     topic = topic_name(TopicName.FACT_EDITS, kafka.topic_prefix)
     with pytest.raises(RuntimeError):
         async with producer.transaction():
