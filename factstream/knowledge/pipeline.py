@@ -87,11 +87,6 @@ class EditPlan:
         """Add ``usage`` to what ``task`` cost this document."""
         self.usage[task] = self.usage.get(task, Usage()) + usage
 
-    @property
-    def destructive(self) -> int:
-        """How many existing facts the plan makes false (invalidations and rewrites)."""
-        return sum(p.op in (EditOp.INVALIDATE, EditOp.REWRITE) for p in self.planned)
-
 
 def normalise(text: str) -> str:
     """The form in which two fact texts count as duplicates."""
