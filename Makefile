@@ -3,12 +3,13 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: help setup tools services provision demo test test-unit lint format down clean
+.PHONY: help setup tools services provision demo test test-unit reliability lint format down clean
 
 help:
 	@echo "make demo       set everything up, start the local stack, run the demo"
 	@echo "make test       set everything up, run lint and every test (unit + integration)"
 	@echo "make test-unit  unit tests only (no services)"
+	@echo "make reliability the reliability suite at full size (faults, bad input)"
 	@echo "make lint       ruff + mypy"
 	@echo "make down       stop the local services"
 
@@ -48,6 +49,10 @@ format: setup
 # Integration tests start the services they need (reusing running ones) and stop what they started.
 test: lint provision
 	$(BIN)/pytest
+
+# The reliability suite at full size (make test runs it reduced).
+reliability: lint provision
+	FACTSTREAM_RELIABILITY=full $(BIN)/pytest tests/reliability
 
 test-unit: setup
 	$(BIN)/pytest -m "not integration"

@@ -7,6 +7,9 @@ one actor per partition (``isolated_partitions``), and the editor makes effects 
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import faust
 
 from factstream.config import KafkaSettings, WorkerSettings
@@ -21,6 +24,8 @@ def create_app(kafka: KafkaSettings, worker: WorkerSettings) -> faust.App:
         worker.app_id,
         broker=[f"kafka://{server.strip()}" for server in kafka.bootstrap_servers.split(",")],
         store="memory://",
+        # Tables live in memory; faust still makes its data dir, so keep it out of the cwd.
+        datadir=str(Path(tempfile.gettempdir()) / "factstream-faust" / "{conf.id}-data"),
         autodiscover=False,
         web_enabled=False,
         processing_guarantee="at_least_once",
