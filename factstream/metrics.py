@@ -23,6 +23,7 @@ class LMMetrics:
     latency: Histogram
     retries: Counter
     cache_hits: Counter
+    cached_tokens: Counter
     outage: Gauge
     outages: Counter
     waiting: Gauge
@@ -61,6 +62,13 @@ class LMMetrics:
                 "factstream_lm_cache_hits",
                 "LM answers served from the response cache.",
                 ["task", "model"],
+                registry=registry,
+            ),
+            cached_tokens=Counter(
+                "factstream_lm_cached_tokens",
+                "Tokens of answers served from the response cache, as first spent, by task "
+                "and kind (prompt, completion): what a rerun would have cost without the cache.",
+                ["task", "model", "kind"],
                 registry=registry,
             ),
             outage=Gauge(

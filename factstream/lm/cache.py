@@ -135,6 +135,11 @@ class CachingLM:
             if self.metrics is not None:
                 self.metrics.cache_hits.labels(request.task, self.model).inc()
                 self.metrics.requests.labels(request.task, self.model, "cached").inc()
+                tokens = self.metrics.cached_tokens
+                tokens.labels(request.task, self.model, "prompt").inc(hit.usage.prompt_tokens)
+                tokens.labels(request.task, self.model, "completion").inc(
+                    hit.usage.completion_tokens
+                )
             return hit
         completion = await self.inner.complete(request)
         await asyncio.to_thread(self.cache.put, key, request.prompt, completion)

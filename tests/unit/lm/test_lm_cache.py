@@ -55,6 +55,15 @@ async def test_second_call_is_served_from_disk(tmp_path: Path) -> None:
         )
         == 1.0
     )
+    labels = {"task": "t", "model": "scripted"}
+    for kind, spent in (
+        ("prompt", first.usage.prompt_tokens),
+        ("completion", first.usage.completion_tokens),
+    ):
+        assert spent > 0
+        assert registry.get_sample_value(
+            "factstream_lm_cached_tokens_total", {**labels, "kind": kind}
+        ) == float(spent)
     await lm.aclose()
     assert inner.closed
 
