@@ -188,6 +188,14 @@ class EditorSettings(BaseSettings):
         description="batched: one LM call lists every retrieved fact; per_fact: ERASE's "
         "prompts one fact at a time.",
     )
+    method: Literal["erase", "fact-rag", "rag"] = Field(
+        "erase",
+        description="erase: full editing; the paper's baselines: fact-rag adds the extracted "
+        "facts and edits nothing, rag adds the document's passages (no LM, no edits).",
+    )
+    passage_chars: int = Field(
+        800, ge=100, description="rag: longest passage, in characters (split at sentences)."
+    )
     max_edits: int = Field(
         5,
         ge=0,

@@ -16,6 +16,7 @@ from typing import Any
 
 from factstream.config import EditorSettings
 from factstream.embed.base import Embedder
+from factstream.knowledge.passages import passages
 from factstream.lm.base import Usage
 from factstream.prompts.classify_facts import Label
 from factstream.prompts.models import DocumentView
@@ -40,6 +41,7 @@ from factstream.topics.records import (
 
 __all__ = [
     "EditContext",
+    "RAG_DECIDED",
     "EditPlan",
     "PlannedEdit",
     "batch_id_for",
@@ -163,15 +165,26 @@ def _new_facts(extracted: Sequence[str], known: set[str], decided: DecidedBy) ->
     return planned
 
 
+# What decided a rag passage: no model, only the splitting rule.
+RAG_DECIDED = DecidedBy(model="none", prompt_version="rag_passages.v1")
+
+
 async def edit_document(doc: Document, ctx: EditContext) -> EditPlan:
     """Decide the edits ``doc`` makes to its namespace's knowledge base.
 
     Over the blast radius (more invalidations and rewrites than ``max_edits``), the plan
     stops after classification, is marked ``over_limit`` and carries no edits.
+
+    The paper's baselines (``settings.method``) decide adds only: ``rag`` the document's
+    passages without the LM, ``fact-rag`` the extracted facts without retrieval or editing.
     """
     view = _view(doc)
     timings: dict[str, float] = {}
-    hits = await _retrieve(doc, ctx, timings)
+    if ctx.settings.method == "rag":
+        texts = passages(doc.text, ctx.settings.passage_chars)
+        planned = [PlannedEdit(EditOp.ADD, text, RAG_DECIDED) for text in texts]
+        return EditPlan(doc, [], [], planned, over_limit=False, timings=timings)
+    hits = [] if ctx.settings.method == "fact-rag" else await _retrieve(doc, ctx, timings)
     plan = EditPlan(doc, hits, [], [], over_limit=False, timings=timings)
     if hits:
         with timed(plan.timings, "classify"):

@@ -154,3 +154,36 @@ async def test_usage_is_counted_per_task(mode: str) -> None:
     plan = await edit_document(doc("x again", 2, "d2"), h.ctx)
     assert set(plan.usage) == {"classify", "rewrite", "extract"}
     assert all(u.total_tokens > 0 for u in plan.usage.values())
+
+
+async def test_fact_rag_adds_extracted_facts_and_edits_nothing() -> None:
+    decisions = Decisions(
+        extract={
+            "Assembly": ["Mike Lawler is a member of the New York State Assembly."],
+            "sworn in": [
+                "Mike Lawler is a United States representative.",
+                "Mike Lawler is a member of the New York State Assembly.",
+            ],
+        },
+        false={"member of the New York State Assembly": "never asked in fact-rag"},
+    )
+    h = Harness(decisions, method="fact-rag")
+    await h.feed(doc("Mike Lawler won his Assembly seat.", 1, "d1"))
+    second = await h.feed(doc("Mike Lawler was sworn in to Congress.", 2, "d2"))
+    # No retrieval, no classification: the stale fact stays true and is added again.
+    assert [e.op for e in second] == [EditOp.ADD, EditOp.ADD]
+    tasks = [r.task for r in h.lm.requests]
+    assert set(tasks) == {"extract_facts"}, tasks
+    facts = (await h.store.list_facts(NS, include_false=True, limit=10)).facts
+    assert len(facts) == 3 and all(f.truth for f in facts)
+
+
+async def test_rag_adds_the_passages_without_the_lm() -> None:
+    h = Harness(Decisions(), method="rag", passage_chars=100)
+    text = "Mike Lawler won his Assembly seat in 2020. " * 5 + "He was sworn in to Congress."
+    edits = await h.feed(doc(text, 1, "d1"))
+    assert h.lm.requests == []
+    assert all(e.op is EditOp.ADD and e.decided_by.model == "none" for e in edits)
+    assert all(len(e.text) <= 100 for e in edits)
+    assert " ".join(e.text for e in edits) == " ".join(text.split())
+    assert len(edits) == 3
