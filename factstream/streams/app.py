@@ -20,12 +20,15 @@ __all__ = ["create_app", "documents_topic"]
 
 def create_app(kafka: KafkaSettings, worker: WorkerSettings) -> faust.App:
     """A faust app from settings; agents are registered by agents/."""
+    # Tables live in memory; faust still makes its data dir (not its parents), so keep it
+    # out of the cwd, in a folder that exists.
+    datadir = Path(tempfile.gettempdir()) / "factstream-faust"
+    datadir.mkdir(exist_ok=True)
     return faust.App(
         worker.app_id,
         broker=[f"kafka://{server.strip()}" for server in kafka.bootstrap_servers.split(",")],
         store="memory://",
-        # Tables live in memory; faust still makes its data dir, so keep it out of the cwd.
-        datadir=str(Path(tempfile.gettempdir()) / "factstream-faust" / "{conf.id}-data"),
+        datadir=str(datadir / "{conf.id}-data"),
         autodiscover=False,
         web_enabled=False,
         processing_guarantee="at_least_once",
