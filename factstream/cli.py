@@ -374,6 +374,59 @@ def eval_update_retrieval(
         json_out.write_text(json.dumps([dataclasses.asdict(r) for r in reports], indent=2))
 
 
+@eval_app.command("clark")
+def eval_clark(
+    data: Annotated[Path, typer.Option(exists=True, file_okay=False, help="CLARK-News folder.")],
+    method: Annotated[
+        list[str],
+        typer.Option(help="erase, fact-rag or rag; repeat to run several, one after the other."),
+    ] = ["erase"],  # noqa: B006 - typer reads the default, nothing mutates it
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Stream only the first N documents (quick runs).")
+    ] = None,
+    lm_url: Annotated[
+        str | None, typer.Option(help="Any OpenAI-compatible server, e.g. vLLM on a GPU.")
+    ] = None,
+    out: Annotated[Path, typer.Option(help="Where results JSON and the plot go.")] = Path(
+        "eval-results"
+    ),
+    seed: Annotated[int, typer.Option(help="Seed of the unchanged-question sample.")] = 0,
+) -> None:
+    """The ERASE paper's protocol: stream through the worker, ask at the checkpoints, score."""
+    from factstream.eval.clark import METHODS, ClarkRun, run_clark
+    from factstream.eval.progress import RichProgress
+    from factstream.eval.report import latest_results, plot_accuracy, write_results
+
+    unknown = [m for m in method if m not in METHODS]
+    if unknown:
+        raise typer.BadParameter(f"unknown method {unknown[0]!r}; one of {', '.join(METHODS)}")
+    for name in method:
+        run = ClarkRun(data, name, out, limit, seed, lm_url)  # type: ignore[arg-type]
+        try:
+            with RichProgress(console, name) as progress:
+                results = asyncio.run(run_clark(run, progress))
+        except FactstreamError as exc:
+            raise _fail(exc) from exc
+        path = write_results(out, f"clark-{results['run']}", results)
+        table = Table("checkpoint", "documents", "asked", "changed", "exact match")
+        for cp in results["checkpoints"]:
+            accuracy = "-" if cp["accuracy"] is None else f"{cp['accuracy']:.1%}"
+            table.add_row(
+                f"{cp['share']:.0%}",
+                str(cp["documents"]),
+                str(cp["asked"]),
+                str(cp["changed"]),
+                accuracy,
+            )
+        console.print(table)
+        console.print(
+            f"{name}: {results['correct']}/{results['asked']} correct, "
+            f"{results['tokens']['total']} LM tokens, {results['seconds']['wall']} s -> {path}"
+        )
+    plot = plot_accuracy(latest_results(out), out / "clark-accuracy.png")
+    console.print(f"plot: {plot}")
+
+
 api_app = typer.Typer(
     help="The HTTP API: `factstream api` serves it; `factstream api hash-key` hashes a key.",
     invoke_without_command=True,

@@ -6,10 +6,6 @@ document is edited in, then shows the facts with their histories and the edits b
 
 from __future__ import annotations
 
-import asyncio
-import os
-import signal
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -18,10 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from factstream.agents.publish import PublishReport, publish_file, read_documents
+from factstream.agents.waiting import wait_applied
 from factstream.config import Settings
 from factstream.store.weaviate_store import WeaviateFactStore
 from factstream.streams.changelog import read_changelog
 from factstream.topics.records import Fact
+from factstream.up import Part, start_part, stop_parts
 
 __all__ = ["DEFAULT_DEMO_DATA", "DemoResult", "run_demo"]
 
@@ -38,29 +36,6 @@ class DemoResult:
     worker_log: Path
 
 
-async def _wait_applied(
-    settings: Settings,
-    namespace: str,
-    ids: list[str],
-    tick: Callable[[int], None],
-    timeout_s: float,
-) -> None:
-    store = await WeaviateFactStore.open(settings.weaviate, settings.store)
-    try:
-        deadline, pending = time.monotonic() + timeout_s, list(ids)
-        while pending:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{len(pending)} documents not edited in after {timeout_s:.0f}s")
-            done = [i for i in pending if await store.applied_batch(namespace, i) is not None]
-            if done:
-                tick(len(done))
-                pending = [i for i in pending if i not in done]
-            else:
-                await asyncio.sleep(0.5)
-    finally:
-        await store.close()
-
-
 async def _results(settings: Settings, namespace: str) -> tuple[list[Fact], Counter[str]]:
     store = await WeaviateFactStore.open(settings.weaviate, settings.store)
     try:
@@ -71,16 +46,6 @@ async def _results(settings: Settings, namespace: str) -> tuple[list[Fact], Coun
         [e.op.value async for e in read_changelog(settings.kafka) if e.namespace == namespace]
     )
     return facts, ops
-
-
-def _start_worker(log: Path) -> subprocess.Popen[bytes]:
-    with log.open("ab") as out:
-        return subprocess.Popen(  # noqa: S603 - our own CLI
-            [sys.executable, "-m", "factstream", "worker"],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=dict(os.environ),
-        )
 
 
 async def run_demo(
@@ -94,13 +59,14 @@ async def run_demo(
     started = time.monotonic()
     log = settings.local.cache_dir / "logs" / "demo-worker.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    worker = _start_worker(log)
+    worker = start_part(Part("worker", [sys.executable, "-m", "factstream", "worker"], log, ""))
+    store = await WeaviateFactStore.open(settings.weaviate, settings.store)
     try:
         report = await publish_file(data, settings.kafka, settings.worker, namespace=namespace)
         ids = [d.id for d in read_documents(data, PublishReport(), namespace)]
-        await _wait_applied(settings, namespace, ids, tick, timeout_s)
+        await wait_applied(store, namespace, ids, tick, timeout_s, alive=worker.alive)
     finally:
-        worker.send_signal(signal.SIGTERM)
-        worker.wait(timeout=60)
+        await store.close()
+        stop_parts([worker], grace_s=60)
     facts, ops = await _results(settings, namespace)
     return DemoResult(namespace, report, facts, ops, time.monotonic() - started, log)

@@ -20,7 +20,7 @@ from types import FrameType
 from factstream.config import Settings
 from factstream.services import manager
 
-__all__ = ["Part", "child_env", "run_up", "start_parts", "stop_parts", "supervise"]
+__all__ = ["Part", "child_env", "run_up", "start_part", "start_parts", "stop_parts", "supervise"]
 
 _POLL_S = 0.5
 
@@ -35,6 +35,10 @@ class Part:
     where: str
     env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
+
+    def alive(self) -> bool:
+        """Started and not exited."""
+        return self.process is not None and self.process.poll() is None
 
 
 def child_env(settings: Settings) -> tuple[dict[str, str], str | None]:
@@ -75,19 +79,22 @@ def _parts(settings: Settings, env: dict[str, str]) -> list[Part]:
     return parts
 
 
+def start_part(part: Part) -> Part:
+    """Start one child with ``part.env`` over this environment, logging to ``part.log``."""
+    part.log.parent.mkdir(parents=True, exist_ok=True)
+    with part.log.open("ab") as out:
+        part.process = subprocess.Popen(  # noqa: S603 - our own CLI
+            part.argv,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **part.env},
+        )
+    return part
+
+
 def start_parts(settings: Settings, env: dict[str, str]) -> list[Part]:
     """Start the children, each logging to its own file in the cache folder."""
-    parts = _parts(settings, env)
-    for part in parts:
-        part.log.parent.mkdir(parents=True, exist_ok=True)
-        with part.log.open("ab") as out:
-            part.process = subprocess.Popen(  # noqa: S603 - our own CLI
-                part.argv,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, **part.env},
-            )
-    return parts
+    return [start_part(part) for part in _parts(settings, env)]
 
 
 def stop_parts(parts: list[Part], grace_s: float = 30.0) -> None:

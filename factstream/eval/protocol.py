@@ -14,7 +14,7 @@ import math
 import random
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -27,6 +27,7 @@ __all__ = [
     "load_questions",
     "schedule",
     "score",
+    "truncate",
 ]
 
 CHECKPOINTS = (0.2, 0.4, 0.6, 0.8, 1.0)
@@ -106,6 +107,24 @@ def load_questions(path: Path) -> list[ClarkQuestion]:
     return questions
 
 
+def truncate(questions: Sequence[ClarkQuestion], until: datetime) -> list[ClarkQuestion]:
+    """The questions as a stream that stops at ``until`` knows them (``--limit`` runs).
+
+    Answers known only later are dropped and the last one known stays open; questions with
+    no answer known by then are left out. Indexes are renumbered.
+    """
+    kept: list[ClarkQuestion] = []
+    for q in questions:
+        known = [a for a in q.answers if a.known_from is None or a.known_from <= until]
+        if not known:
+            continue
+        last = known[-1]
+        if last.known_until is not None and last.known_until > until:
+            known[-1] = replace(last, known_until=None)
+        kept.append(replace(q, index=len(kept), answers=tuple(known)))
+    return kept
+
+
 def schedule(
     questions: Sequence[ClarkQuestion], seed: int = 0, shares: Sequence[float] = CHECKPOINTS
 ) -> list[Checkpoint]:
@@ -149,7 +168,8 @@ def score(
             ok = predictions.get((cp.share, i)) == questions[i].answer_at(cp.time)
             hits.append(ok)
             by_updates[str(min(cp.updates[i], 2)) + ("+" if cp.updates[i] >= 2 else "")].append(ok)
-        result.per_checkpoint[f"{cp.share:.0%}"] = sum(hits) / len(hits) if hits else 0.0
+        if hits:  # a checkpoint that asks nothing has no accuracy
+            result.per_checkpoint[f"{cp.share:.0%}"] = sum(hits) / len(hits)
         result.asked += len(hits)
         result.correct += sum(hits)
     result.per_updates = {k: sum(v) / len(v) for k, v in sorted(by_updates.items())}

@@ -14,6 +14,7 @@ from typing import Any
 
 import weaviate
 from weaviate import exceptions as wx
+from weaviate.classes.aggregate import Metrics
 from weaviate.classes.config import Configure, DataType, Property, Tokenization
 from weaviate.classes.data import DataObject
 from weaviate.classes.init import Auth
@@ -22,10 +23,11 @@ from weaviate.classes.tenants import Tenant
 from weaviate.collections import CollectionAsync
 from weaviate.collections.classes.filters import FilterReturn
 from weaviate.collections.classes.internal import Object, QueryReturn
+from weaviate.outputs.aggregate import AggregateBoolean
 
 from factstream.config import StoreSettings, WeaviateSettings
 from factstream.errors import StoreError, StoreUnavailable, StoreWriteFailed
-from factstream.store.base import AppliedBatch, FactPage, SearchHit, StoredFact
+from factstream.store.base import AppliedBatch, FactCounts, FactPage, SearchHit, StoredFact
 from factstream.store.rules import (
     check_namespace,
     check_search_args,
@@ -140,6 +142,7 @@ class WeaviateFactStore:
         limit = min(top_k * self._overfetch, MAX_RESULTS)
         while True:
             objects = await self._objects(
+                self._facts,
                 namespace,
                 collection.query.hybrid(
                     query,
@@ -191,6 +194,7 @@ class WeaviateFactStore:
                 after = Filter.by_property("order_key").greater_than(cursor)
                 server_filter = after if server_filter is None else server_filter & after
             objects = await self._objects(
+                self._facts,
                 namespace,
                 collection.query.fetch_objects(
                     filters=server_filter,
@@ -234,6 +238,22 @@ class WeaviateFactStore:
                     Filter.by_id().contains_any(ids)
                 )
             raise StoreWriteFailed(namespace, failures)
+
+    async def count_facts(self, namespace: str) -> FactCounts:
+        """The namespace's facts true and false now (one aggregate over the stored truth)."""
+        metric = Metrics("truth").boolean(total_true=True, total_false=True)
+        with self._translated("count facts"):
+            try:
+                result = await self._facts.with_tenant(namespace).aggregate.over_all(
+                    return_metrics=metric, total_count=True
+                )
+            except wx.WeaviateQueryError:
+                if await self._facts.tenants.exists(namespace):
+                    raise
+                return FactCounts(0, 0)
+        truth = result.properties["truth"]
+        assert isinstance(truth, AggregateBoolean)  # noqa: S101 - asked for boolean metrics
+        return FactCounts(truth.total_true or 0, truth.total_false or 0)
 
     async def applied_batch(self, namespace: str, document_id: str) -> AppliedBatch | None:
         """The batch already applied for ``document_id``, if any."""
@@ -311,16 +331,23 @@ class WeaviateFactStore:
     ) -> list[_Obj]:
         query = collection.with_tenant(namespace).query
         return await self._objects(
-            namespace, query.fetch_objects(filters=Filter.by_id().contains_any(ids), limit=len(ids))
+            collection,
+            namespace,
+            query.fetch_objects(filters=Filter.by_id().contains_any(ids), limit=len(ids)),
         )
 
-    async def _objects(self, namespace: str, query: Awaitable[QueryReturn[Any, Any]]) -> list[_Obj]:
-        """Await a read; a namespace without a tenant has no objects (not an error)."""
+    async def _objects(
+        self, collection: _Collection, namespace: str, query: Awaitable[QueryReturn[Any, Any]]
+    ) -> list[_Obj]:
+        """Await a read; a namespace without a tenant in ``collection`` has no objects.
+
+        The two collections get their tenants one after the other: the one read is checked.
+        """
         with self._translated("read"):
             try:
                 return list((await query).objects)
             except wx.WeaviateQueryError:
-                if await self._facts.tenants.exists(namespace):
+                if await collection.tenants.exists(namespace):
                     raise
                 self._tenants.discard(namespace)
                 return []

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from factstream.eval.protocol import load_questions, schedule, score
+from factstream.eval.protocol import load_questions, schedule, score, truncate
 
 
 def y(year: int) -> datetime:
@@ -77,11 +77,26 @@ def test_score_exact_match_per_checkpoint_and_updates(tmp_path: Path) -> None:
         "40%": 1.0,
         "60%": 1.0,
         "80%": 1.0,
-        "100%": 0.0,
-    }
+    }  # 100% asks nothing (no change since 80%, so no sample either): it has no accuracy
     result = score(questions, plan, wrong_on_changed)
     assert result.per_checkpoint["20%"] == 0.5 and result.correct == result.asked - 4
     # Seed 7 samples q2, q0, q2, q2 as the unchanged ones. Wrong: q0@20% (1 update), q1@40%
     # (1), q1@60% (2), q3@80% (1); right: q2 three times (0 updates) and q0@40% (1 update).
     assert [cp.unchanged for cp in plan] == [[2], [0], [2], [2], []]
     assert result.per_updates == {"0": 1.0, "1": 0.25, "2+": 0.0}
+
+
+def test_truncate_keeps_what_the_stream_knows_by_then(tmp_path: Path) -> None:
+    questions = load_questions(_questions(tmp_path))
+    cut = max(t for q in questions for t in q.change_times) - timedelta(days=1)
+    kept = truncate(questions, cut)
+    assert [q.index for q in kept] == list(range(len(kept)))
+    for q in kept:
+        original = next(o for o in questions if o.question == q.question)
+        assert q.answers[-1].known_until is None
+        assert all(a.known_from is None or a.known_from <= cut for a in q.answers)
+        # Up to the cut, the truncated question answers as the original did.
+        assert q.answer_at(cut) == original.answer_at(cut)
+    assert sum(len(q.change_times) for q in kept) == sum(
+        t <= cut for q in questions for t in q.change_times
+    )
