@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-__all__ = ["EmbedMetrics", "FeedMetrics", "LMMetrics", "Metrics", "WorkerMetrics"]
+__all__ = ["EmbedMetrics", "FeedMetrics", "LMMetrics", "Metrics", "QueryMetrics", "WorkerMetrics"]
 
 _LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 
@@ -172,6 +172,7 @@ class WorkerMetrics:
     edits: Counter
     dead_letters: Counter
     lag: Gauge
+    facts: Gauge
 
     @classmethod
     def create(cls, registry: CollectorRegistry) -> WorkerMetrics:
@@ -210,7 +211,51 @@ class WorkerMetrics:
                 ["topic", "partition"],
                 registry=registry,
             ),
+            facts=Gauge(
+                "factstream_facts",
+                "Facts of a namespace by current truth (true, false); exported by the worker "
+                "that owns the namespace's partition.",
+                ["namespace", "truth"],
+                registry=registry,
+            ),
         )
+
+
+_ASK_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
+
+
+@dataclass(frozen=True)
+class QueryMetrics:
+    """Answering questions, over HTTP (the API) and Kafka (the worker's query agent) alike."""
+
+    ask_seconds: Histogram
+    questions: Counter
+
+    @classmethod
+    def create(cls, registry: CollectorRegistry) -> QueryMetrics:
+        """Register the query metrics on ``registry``."""
+        return cls(
+            ask_seconds=Histogram(
+                "factstream_ask_seconds",
+                "Seconds per stage of answering a question (embed, retrieve, answer, total).",
+                ["stage"],
+                buckets=_ASK_BUCKETS,
+                registry=registry,
+            ),
+            questions=Counter(
+                "factstream_questions",
+                "Questions from factstream.questions, by outcome (answered, or the error code "
+                "of the answer: unauthenticated, forbidden, invalid, not_found, unavailable, "
+                "failed; skipped when no answer can be addressed).",
+                ["outcome"],
+                registry=registry,
+            ),
+        )
+
+    def observe_ask(self, timings: dict[str, float]) -> None:
+        """Record the seconds of each stage of one answered question."""
+        for stage, seconds in timings.items():
+            self.ask_seconds.labels(stage).observe(seconds)
 
 
 @dataclass(frozen=True)
@@ -222,6 +267,7 @@ class Metrics:
     embed: EmbedMetrics
     feeds: FeedMetrics
     worker: WorkerMetrics
+    query: QueryMetrics
 
     @classmethod
     def create(cls, registry: CollectorRegistry | None = None) -> Metrics:
@@ -233,4 +279,5 @@ class Metrics:
             embed=EmbedMetrics.create(registry),
             feeds=FeedMetrics.create(registry),
             worker=WorkerMetrics.create(registry),
+            query=QueryMetrics.create(registry),
         )

@@ -31,6 +31,7 @@ from factstream.errors import (
     Unauthenticated,
 )
 from factstream.knowledge.query import AskRequest, QueryEngine
+from factstream.metrics import QueryMetrics
 from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import Answer, Question
 
@@ -85,13 +86,28 @@ def _ids(raw: bytes | None) -> tuple[str, str] | None:
 class QuestionHandler:
     """Turns one question record into its answer record."""
 
-    def __init__(self, engine: QueryEngine, keys: KeyTable) -> None:
-        self._engine, self._keys = engine, keys
+    def __init__(
+        self, engine: QueryEngine, keys: KeyTable, metrics: QueryMetrics | None = None
+    ) -> None:
+        self._engine, self._keys, self._metrics = engine, keys, metrics
 
     async def handle(
         self, key: bytes | None, value: bytes | None, api_key: str | None
     ) -> Answer | None:
         """The answer to publish (keyed by its question id), or None if none can be addressed."""
+        answer = await self._answer(key, value, api_key)
+        if self._metrics is not None:
+            outcome = "skipped" if answer is None else "answered"
+            if answer is not None and answer.error:
+                outcome = answer.error.partition(":")[0]
+            self._metrics.questions.labels(outcome).inc()
+            if answer is not None and not answer.error:
+                self._metrics.observe_ask(answer.timings)
+        return answer
+
+    async def _answer(
+        self, key: bytes | None, value: bytes | None, api_key: str | None
+    ) -> Answer | None:
         try:
             question = Question.from_bytes(value or b"")
         except (orjson.JSONDecodeError, ValidationError) as exc:
@@ -137,7 +153,7 @@ def register_query_agent(app: Any, settings: Settings, clients: ClientsProvider)
         engine = QueryEngine(
             used.store, used.embedder, used.runner, settings.api, alpha=settings.editor.alpha
         )
-        handler = QuestionHandler(engine, keys)
+        handler = QuestionHandler(engine, keys, used.metrics.query)
         async for event in stream.events():
             msg = event.message
             answer = await handler.handle(msg.key, msg.value, key_from_headers(msg.headers))

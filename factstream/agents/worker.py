@@ -11,19 +11,27 @@ from typing import Any
 import faust
 from prometheus_client import start_http_server
 
-from factstream.agents.editor import Editor, InputRecord
+from factstream.agents.editor import Editor, InputRecord, Outcome
+from factstream.agents.gauges import PartitionGauges
 from factstream.agents.query import register_query_agent
 from factstream.clients import Clients, build_clients
+from factstream.concurrency import backoff_delay
 from factstream.config import Settings
-from factstream.streams.admin import ensure_topics
+from factstream.streams.admin import ensure_topics, topic_partitions
 from factstream.streams.app import create_app, documents_topic
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.streams.recovery import RecoveredBatches
+from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import InputRef
 
 __all__ = ["Runtime", "build_worker_app", "run_worker"]
 
 log = logging.getLogger(__name__)
+
+# Seconds between refreshes of the lag gauge from the broker's end offsets.
+_LAG_REFRESH_S = 15.0
+# Outcomes after which the namespace's facts changed (or may have).
+_CHANGED = frozenset({Outcome.APPLIED, Outcome.RECOVERED})
 
 
 class Runtime:
@@ -36,6 +44,8 @@ class Runtime:
         self._publisher: ChangelogPublisher | None = None
         self._editor: Editor | None = None
         self._metrics_server: Any = None
+        self._gauges: PartitionGauges | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
 
     async def editor(self) -> Editor:
         async with self._lock:
@@ -46,8 +56,58 @@ class Runtime:
                 )
                 await self._publisher.start()
                 self._editor = Editor(self._clients, self._publisher)
+                self._gauges = PartitionGauges(
+                    self._clients.metrics.worker,
+                    topic_name(TopicName.DOCUMENTS, self.settings.kafka.topic_prefix),
+                )
                 self._serve_metrics(self._clients)
             return self._editor
+
+    async def gauges(self) -> PartitionGauges:
+        """Lag and facts gauges of the partitions this worker owns (built on first use)."""
+        await self.editor()
+        assert self._gauges is not None  # noqa: S101 - editor() built them
+        return self._gauges
+
+    async def assign(self, partitions: set[int]) -> None:
+        """Documents partitions gained: own them now, count their facts in the background."""
+        (await self.gauges()).assign(partitions)
+        task = asyncio.create_task(self._count(partitions))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def revoke(self, partitions: set[int]) -> None:
+        """Documents partitions lost: their gauges go."""
+        if self._gauges is not None:
+            self._gauges.revoke(partitions)
+
+    async def processed(self, record: InputRecord, outcome: Outcome, highwater: int | None) -> None:
+        """Update the gauges after a record; a failed count is logged, never raised."""
+        gauges = await self.gauges()
+        gauges.processed(record.source.partition, record.source.offset, highwater)
+        if outcome in _CHANGED and record.key is not None:
+            try:
+                await gauges.count(
+                    (await self.clients()).store, record.key.decode(), record.source.partition
+                )
+            except Exception as exc:  # noqa: BLE001 - a gauge must not stop the editing
+                log.warning("facts gauge not updated: %r", exc)
+
+    async def _count(self, partitions: set[int]) -> None:
+        # Retried until it succeeds or the partitions are gone: a Weaviate outage at
+        # assignment must not leave the gauge missing until the namespace's next document.
+        topic = topic_name(TopicName.DOCUMENTS, self.settings.kafka.topic_prefix)
+        attempt = 0
+        while partitions & (gauges := await self.gauges()).owned:
+            try:
+                total = len(await topic_partitions(self.settings.kafka, topic))
+                await gauges.count_partitions((await self.clients()).store, partitions, total)
+                return
+            except Exception as exc:  # noqa: BLE001 - retried; the worker goes on meanwhile
+                attempt += 1
+                delay = backoff_delay(attempt, 1.0, 60.0)
+                log.warning("facts not counted: %r; retrying in %.0fs", exc, delay)
+                await asyncio.sleep(delay)
 
     async def clients(self) -> Clients:
         """The clients the editor uses (built on first use)."""
@@ -73,6 +133,8 @@ class Runtime:
         log.info("metrics on http://%s:%d/metrics", worker.metrics_host, worker.metrics_port)
 
     async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
         if self._metrics_server is not None:
             self._metrics_server.shutdown()
         if self._publisher is not None:
@@ -106,9 +168,10 @@ def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:
                 log.critical("unrecoverable error; exiting without committing", exc_info=True)
                 os._exit(70)
             log.info("outcome %s[%d]@%d %s", msg.topic, msg.partition, msg.offset, outcome.value)
-            _record_lag(app, editor, msg.tp, msg.offset)
+            await runtime.processed(record, outcome, app.consumer.highwater(msg.tp))
 
     register_query_agent(app, settings, runtime.clients)
+    _track_partitions(app, runtime, settings)
 
     @app.on_before_shutdown.connect
     async def _close(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
@@ -117,11 +180,34 @@ def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:
     return app, runtime
 
 
-def _record_lag(app: faust.App, editor: Editor, tp: Any, offset: int) -> None:
-    highwater = app.consumer.highwater(tp)
-    if highwater is not None:
-        lag = editor.metrics.lag.labels(topic=tp.topic, partition=str(tp.partition))
-        lag.set(max(0, highwater - offset - 1))
+def _track_partitions(app: faust.App, runtime: Runtime, settings: Settings) -> None:
+    """Keep the per-partition gauges to the documents partitions this worker owns."""
+    topic = topic_name(TopicName.DOCUMENTS, settings.kafka.topic_prefix)
+
+    def ours(tps: Any) -> set[int]:
+        return {tp.partition for tp in tps if tp.topic == topic}
+
+    @app.on_partitions_assigned.connect
+    async def _assigned(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
+        if parts := ours(args[0] if args else kwargs.get("assigned", ())):
+            await runtime.assign(parts)
+
+    @app.on_partitions_revoked.connect
+    async def _revoked(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
+        if parts := ours(args[0] if args else kwargs.get("revoked", ())):
+            await runtime.revoke(parts)
+
+    @app.timer(interval=_LAG_REFRESH_S)  # type: ignore[untyped-decorator]  # faust is untyped
+    async def _refresh_lag() -> None:
+        tps = [tp for tp in app.consumer.assignment() if tp.topic == topic]
+        if not tps:
+            return
+        try:
+            highwaters = await app.consumer.highwaters(*tps)
+        except Exception as exc:  # noqa: BLE001 - the next tick tries again
+            log.warning("lag not refreshed: %r", exc)
+            return
+        (await runtime.gauges()).refresh_lag({tp.partition: hw for tp, hw in highwaters.items()})
 
 
 def run_worker(settings: Settings, loglevel: str = "info") -> None:

@@ -68,7 +68,7 @@ def create_app(
             used,
             engine,
             keys if keys is not None else load_key_table(settings.api),
-            ApiMetrics.create(used.metrics.registry),
+            ApiMetrics.create(used.metrics),
         )
         app.state.api = state
         try:

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from factstream.topics.records import Fact
 
-__all__ = ["AppliedBatch", "FactPage", "FactStore", "SearchHit", "StoredFact"]
+__all__ = ["AppliedBatch", "FactCounts", "FactPage", "FactStore", "SearchHit", "StoredFact"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,14 @@ class FactPage:
 
     facts: list[Fact]
     cursor: str | None
+
+
+@dataclass(frozen=True)
+class FactCounts:
+    """How many facts of a namespace are true and false now (by their latest history entry)."""
+
+    true: int
+    false: int
 
 
 @dataclass(frozen=True)
@@ -97,6 +105,10 @@ class FactStore(Protocol):
 
     async def upsert(self, namespace: str, facts: Sequence[StoredFact]) -> None:
         """Write facts (insert or replace by fact id) in batches; raise if any object fails."""
+        ...
+
+    async def count_facts(self, namespace: str) -> FactCounts:
+        """The namespace's facts true and false now; an unknown namespace has none."""
         ...
 
     async def applied_batch(self, namespace: str, document_id: str) -> AppliedBatch | None:

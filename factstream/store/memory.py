@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from factstream.errors import StoreWriteFailed
-from factstream.store.base import AppliedBatch, FactPage, SearchHit, StoredFact
+from factstream.store.base import AppliedBatch, FactCounts, FactPage, SearchHit, StoredFact
 from factstream.store.rules import (
     check_namespace,
     check_search_args,
@@ -118,6 +118,11 @@ class InMemoryFactStore:
             failures[fact_id] = f"vector of {len(item.vector)} dimensions, not {dimension}"
         if failures:
             raise StoreWriteFailed(namespace, failures)
+
+    async def count_facts(self, namespace: str) -> FactCounts:
+        """The namespace's facts true and false now."""
+        true = sum(stored.fact.truth for stored in self._facts.get(namespace, {}).values())
+        return FactCounts(true, len(self._facts.get(namespace, {})) - true)
 
     async def applied_batch(self, namespace: str, document_id: str) -> AppliedBatch | None:
         """The batch already applied for ``document_id``, if any."""

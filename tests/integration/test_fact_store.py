@@ -11,7 +11,7 @@ from unit.store.builders import day, make_fact, stored
 
 from factstream.config import Settings, StoreSettings
 from factstream.errors import StoreError, StoreUnavailable, StoreWriteFailed
-from factstream.store.base import AppliedBatch, FactStore
+from factstream.store.base import AppliedBatch, FactCounts, FactStore
 from factstream.store.memory import InMemoryFactStore
 from factstream.store.rules import order_key
 from factstream.store.schema import collections_for
@@ -254,6 +254,25 @@ async def test_applied_batch_round_trip_first_wins(store: FactStore) -> None:
     assert await store.applied_batch(A, "doc-1") == first
     assert await store.applied_batch(A, "doc-2") is None
     assert await store.applied_batch(B, "doc-1") is None
+
+
+async def test_counts_follow_the_latest_truth_per_namespace(store: FactStore) -> None:
+    assert await store.count_facts(A) == FactCounts(0, 0)  # no tenant yet
+    await store.upsert(
+        A,
+        [
+            stored(make_fact("f1")),
+            stored(make_fact("f2")),
+            stored(make_fact("gone", changes=[(0, True), (10, False)])),
+        ],
+    )
+    await store.upsert(B, [stored(make_fact("f1", namespace=B, changes=[(0, False)]))])
+    assert await store.count_facts(A) == FactCounts(2, 1)
+    assert await store.count_facts(B) == FactCounts(0, 1)
+    await store.upsert(A, [stored(make_fact("f1", changes=[(0, True), (5, False)]))])
+    assert await store.count_facts(A) == FactCounts(1, 2)
+    await store.drop_namespace(A)
+    assert await store.count_facts(A) == FactCounts(0, 0)
 
 
 async def test_drop_namespace_removes_facts_and_batches(store: FactStore) -> None:

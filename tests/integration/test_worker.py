@@ -9,12 +9,14 @@ from __future__ import annotations
 import base64
 import json
 import os
+import signal
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
+from aiokafka import AIOKafkaProducer
 from aiokafka.partitioner import murmur2
 from fixtures.decisions import Decisions
 from fixtures.stack import Stack, StackFactory, free_port
@@ -25,12 +27,14 @@ from factstream.knowledge.pipeline import EditPlan, PlannedEdit, to_records
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.topics.definitions import TopicName
 from factstream.topics.records import (
+    Answer,
     DeadLetter,
     DecidedBy,
     Document,
     EditOp,
     Fact,
     InputRef,
+    Question,
     edit_id_for,
 )
 
@@ -374,26 +378,99 @@ async def test_a_batch_on_the_changelog_but_never_applied_is_applied_without_the
     assert len([e for e in await stack.changelog() if e.document_id == "doc-1"]) == 1
 
 
-async def test_metrics_move_as_documents_flow(stack_factory: StackFactory) -> None:
-    port = free_port()
-    decisions = Decisions(extract={"[doc-1]": ["A is true.", "B is true."], "[doc-2]": ["C."]})
-    stack = await stack_factory(decisions, FACTSTREAM_WORKER_METRICS_PORT=str(port))
-    stack.start_worker()
-    await stack.publish([doc("desk", "doc-1", "one", 1), doc("desk", "doc-2", "two", 2)])
-    await stack.publish_raw([(b"desk", b"not json")])
-    await stack.wait_outcomes(3)
+def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """A worker's /metrics as {(sample name, sorted labels): value}."""
     text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
-    samples = {
+    return {
         (s.name, tuple(sorted(s.labels.items()))): s.value
         for family in text_string_to_metric_families(text)
         for s in family.samples
     }
+
+
+def facts_gauge(port: int, ns: str) -> tuple[float | None, float | None]:
+    """The worker's factstream_facts gauge of a namespace: (true, false); None if absent."""
+    try:
+        samples = scrape(port)
+    except httpx.HTTPError:  # not listening yet
+        return None, None
+    return (
+        samples.get(("factstream_facts", (("namespace", ns), ("truth", "true")))),
+        samples.get(("factstream_facts", (("namespace", ns), ("truth", "false")))),
+    )
+
+
+async def wait_facts_gauge(stack: Stack, port: int, ns: str, expected: tuple[int, int]) -> None:
+    """Until the gauge shows ``expected`` (it is set just after the outcome is logged)."""
+
+    async def shown() -> bool:
+        return facts_gauge(port, ns) == expected
+
+    await stack.wait_for(shown, f"factstream_facts of {ns} == {expected}", timeout_s=60)
+
+
+async def test_metrics_move_as_documents_flow_and_questions_are_answered(
+    stack_factory: StackFactory,
+) -> None:
+    port = free_port()
+    decisions = Decisions(
+        extract={"[doc-1]": ["A is true.", "B is true."], "[doc-2]": ["C."]},
+        false={"B is true.": None},  # doc-2 invalidates B
+    )
+    stack = await stack_factory(
+        decisions, FACTSTREAM_WORKER_METRICS_PORT=str(port), FACTSTREAM_API_NO_AUTH="true"
+    )
+    worker = stack.start_worker()
+    await stack.publish([doc("desk", "doc-1", "one", 1)])
+    await stack.wait_outcomes(1)
+    await wait_facts_gauge(stack, port, "desk", (2, 0))
+    await stack.publish([doc("desk", "doc-2", "two", 2)])
+    await stack.publish_raw([(b"desk", b"not json")])
+    await stack.wait_outcomes(3)
+    await wait_facts_gauge(stack, port, "desk", (2, 1))
+
+    async def caught_up() -> bool:  # the last record's lag is set just after its outcome
+        lag = [v for (name, _), v in scrape(port).items() if name == "factstream_consumer_lag"]
+        return bool(lag) and all(v == 0 for v in lag)
+
+    await stack.wait_for(caught_up, "consumer lag 0", timeout_s=30)
+    samples = scrape(port)
     assert samples[("factstream_documents_total", (("outcome", "applied"),))] == 2
     assert samples[("factstream_documents_total", (("outcome", "dead_letter"),))] == 1
     assert samples[("factstream_dead_letters_total", (("error_type", "BadInput"),))] == 1
     assert samples[("factstream_edits_total", (("namespace", "desk"), ("op", "add")))] == 3
+    assert samples[("factstream_edits_total", (("namespace", "desk"), ("op", "invalidate")))] == 1
     assert samples[("factstream_stage_seconds_count", (("stage", "extract"),))] == 2
     assert samples[("factstream_stage_seconds_count", (("stage", "apply"),))] == 2
-    lag = [v for (name, _), v in samples.items() if name == "factstream_consumer_lag"]
-    assert lag and all(v == 0 for v in lag)
     assert any(name == "factstream_lm_tokens_total" for name, _ in samples)
+    assert ("factstream_ask_seconds_count", (("stage", "total"),)) not in samples
+
+    # A question on factstream.questions is answered by the worker's query agent and timed.
+    question = Question(id="q-1", namespace="desk", question="Is A true?")
+    producer = AIOKafkaProducer(bootstrap_servers=stack.settings.kafka.bootstrap_servers)
+    await producer.start()
+    try:
+        await producer.send_and_wait(
+            stack.topic(TopicName.QUESTIONS), question.to_bytes(), key=b"desk"
+        )
+    finally:
+        await producer.stop()
+
+    async def answered() -> bool:
+        return bool(await stack.read_topic(TopicName.ANSWERS, Answer))
+
+    await stack.wait_for(answered, "the answer")
+    [answer] = await stack.read_topic(TopicName.ANSWERS, Answer)
+    assert answer.error is None, answer.error
+    samples = scrape(port)
+    assert samples[("factstream_questions_total", (("outcome", "answered"),))] == 1
+    assert samples[("factstream_ask_seconds_count", (("stage", "total"),))] == 1
+    assert samples[("factstream_ask_seconds_count", (("stage", "retrieve"),))] == 1
+
+    # A restarted worker counts the facts from the store when it is given the partition,
+    # before any new document arrives.
+    stack.kill_worker(worker, signal.SIGTERM)
+    port = free_port()
+    stack.env["FACTSTREAM_WORKER_METRICS_PORT"] = str(port)
+    stack.start_worker()
+    await wait_facts_gauge(stack, port, "desk", (2, 1))

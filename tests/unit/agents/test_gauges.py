@@ -1,0 +1,81 @@
+"""The worker's per-partition gauges: lag and facts per namespace, only for owned partitions."""
+
+from __future__ import annotations
+
+from aiokafka.partitioner import DefaultPartitioner
+from prometheus_client import CollectorRegistry
+from unit.store.builders import make_fact, stored
+
+from factstream.agents.gauges import PartitionGauges, partition_of
+from factstream.metrics import Metrics
+from factstream.store.memory import InMemoryFactStore
+
+TOPIC = "factstream.documents"
+
+
+def _samples(registry: CollectorRegistry, name: str) -> dict[tuple[str, ...], float]:
+    return {
+        tuple(v for _, v in sorted(s.labels.items())): s.value
+        for family in registry.collect()
+        for s in family.samples
+        if s.name == name
+    }
+
+
+def _namespaces_in(partition: int, total: int, count: int) -> list[str]:
+    found = [f"desk-{i}" for i in range(1000) if partition_of(f"desk-{i}", total) == partition]
+    return found[:count]
+
+
+def test_partition_of_is_where_the_producer_puts_the_key() -> None:
+    partitioner = DefaultPartitioner()
+    for total in (1, 4, 8, 12):
+        parts = list(range(total))
+        for ns in ("desk", "a", "news-desk", "ünï", *(f"n{i}" for i in range(50))):
+            assert partition_of(ns, total) == partitioner(ns.encode(), parts, parts)
+
+
+async def test_facts_are_counted_for_owned_partitions_and_dropped_on_revoke() -> None:
+    metrics = Metrics.create()
+    gauges = PartitionGauges(metrics.worker, TOPIC)
+    store = InMemoryFactStore()
+    mine, theirs = _namespaces_in(1, 4, 1)[0], _namespaces_in(2, 4, 1)[0]
+    for ns in (mine, theirs):
+        await store.upsert(
+            ns,
+            [
+                stored(make_fact("f1", namespace=ns)),
+                stored(make_fact("f2", namespace=ns, changes=[(0, True), (3, False)])),
+                stored(make_fact("f3", namespace=ns)),
+            ],
+        )
+    gauges.assign({1})
+    await gauges.count_partitions(store, {1}, 4)
+    assert _samples(metrics.registry, "factstream_facts") == {
+        (mine, "true"): 2,
+        (mine, "false"): 1,
+    }
+    # A batch applied later in the namespace moves the gauge.
+    await store.upsert(mine, [stored(make_fact("f1", namespace=mine, changes=[(0, False)]))])
+    await gauges.count(store, mine, 1)
+    assert _samples(metrics.registry, "factstream_facts")[(mine, "false")] == 2
+    # A namespace of a partition not owned here is never exported.
+    await gauges.count(store, theirs, 2)
+    assert (theirs, "true") not in _samples(metrics.registry, "factstream_facts")
+    gauges.revoke({1})
+    assert _samples(metrics.registry, "factstream_facts") == {}
+
+
+def test_lag_follows_processing_and_the_broker_and_goes_with_the_partition() -> None:
+    metrics = Metrics.create()
+    gauges = PartitionGauges(metrics.worker, TOPIC)
+    gauges.assign({0, 3})
+    gauges.processed(0, 9, highwater=10)
+    assert _samples(metrics.registry, "factstream_consumer_lag") == {("0", TOPIC): 0}
+    # Stuck on offset 10 while 25 more arrive: the broker's end offset shows it.
+    gauges.processed(0, 10, highwater=None)
+    gauges.refresh_lag({0: 36, 3: 50})
+    assert _samples(metrics.registry, "factstream_consumer_lag") == {("0", TOPIC): 25}
+    gauges.revoke({0})
+    gauges.refresh_lag({0: 40})
+    assert _samples(metrics.registry, "factstream_consumer_lag") == {}
