@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import orjson
 from pydantic import ValidationError
 
@@ -18,6 +21,23 @@ def describe_validation_error(exc: ValidationError) -> str:
         where = ".".join(str(p) for p in err["loc"]) or "record"
         parts.append(f"{where}: {err['msg']}")
     return "; ".join(parts)
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise BadInput(
+                f"duplicate key {key[:60]!r} in a JSON object "
+                "(readers disagree on which one counts)"
+            )
+        seen.add(key)
+    return dict(pairs)
+
+
+def _refuse_duplicate_keys(value: bytes) -> None:
+    # orjson keeps the last of duplicated keys silently; another reader may take the first.
+    json.loads(value, object_pairs_hook=_unique_pairs)
 
 
 def decode_document(key: bytes | None, value: bytes | None, *, max_bytes: int) -> Document:
@@ -49,12 +69,11 @@ def decode_document(key: bytes | None, value: bytes | None, *, max_bytes: int) -
         raise BadInput(f"value is not valid JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise BadInput(f"a JSON object was expected, got {type(data).__name__}")
+    _refuse_duplicate_keys(value)
     try:
         doc = Document.model_validate(data)
     except ValidationError as exc:
         raise BadInput(f"invalid document: {describe_validation_error(exc)}") from exc
-    if not doc.text.strip():
-        raise BadInput("invalid document: text: is only white space")
     if key != doc.namespace.encode():
         raise BadInput(
             f"record key {key!r} is not the document's namespace {doc.namespace!r}; "

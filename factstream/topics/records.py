@@ -8,13 +8,25 @@ derived deterministically from their inputs.
 from __future__ import annotations
 
 import hashlib
+import re
+import unicodedata
 import uuid
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Self
 
 import orjson
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    field_validator,
+    model_validator,
+)
 
 __all__ = [
     "NAMESPACE_PATTERN",
@@ -46,6 +58,27 @@ _ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://factstream.dev/ids")
 Namespace = Annotated[str, StringConstraints(pattern=NAMESPACE_PATTERN)]
 NonEmptyText = Annotated[str, StringConstraints(min_length=1)]
 Id = Annotated[str, StringConstraints(min_length=1, max_length=256)]
+# RFC 3339 section 5.6: a date, "T" (or t, or the space its note allows), a time with
+# seconds, and a zone. Numbers are refused: an epoch does not say its unit.
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
+# What a reader can see: letters, marks, numbers, punctuation, symbols.
+_VISIBLE = frozenset("LMNPS")
+
+
+def _rfc3339(value: object, handler: ValidatorFunctionWrapHandler) -> datetime:
+    # pydantic's own errors first (they say what is wrong); then refuse what it would
+    # accept but RFC 3339 does not: epochs, times without seconds, week dates.
+    parsed: datetime = handler(value)
+    if isinstance(value, int | float):
+        raise ValueError(f"an RFC 3339 date-time string was expected, got {type(value).__name__}")
+    if isinstance(value, str) and not _RFC3339.fullmatch(value):
+        raise ValueError(
+            f"{value[:40]!r} is not an RFC 3339 date-time with a zone (2024-03-01T12:00:00Z)"
+        )
+    return parsed
+
+
+EventTime = Annotated[AwareDatetime, WrapValidator(_rfc3339)]
 
 
 class Record(BaseModel):
@@ -83,17 +116,25 @@ class Document(Record):
     id: Id = Field(description="Unique per namespace; a content hash when the producer omits it.")
     namespace: Namespace
     kind: DocumentKind
-    timestamp: AwareDatetime = Field(description="Event time (RFC 3339 with a zone).")
+    timestamp: EventTime = Field(description="Event time (RFC 3339 with a zone).")
     text: NonEmptyText
     source: str | None = None
     title: str | None = None
     speaker: str | None = None
     metadata: dict[str, str] = Field(default_factory=dict)
 
+    @field_validator("text")
+    @classmethod
+    def _visible(cls, text: str) -> str:
+        if not any(unicodedata.category(c)[0] in _VISIBLE for c in text):
+            raise ValueError("has nothing visible (only white space, control or format characters)")
+        return text
+
     @model_validator(mode="before")
     @classmethod
     def _default_id(cls, data: object) -> object:
-        if isinstance(data, dict) and not data.get("id"):
+        # Omitted (or null) only: an id of another type or an empty one is an error.
+        if isinstance(data, dict) and data.get("id") is None:
             ns, ts, text = data.get("namespace"), data.get("timestamp"), data.get("text")
             when = _parse_time(ts)
             if isinstance(ns, str) and isinstance(text, str) and when is not None:

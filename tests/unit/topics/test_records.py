@@ -74,6 +74,9 @@ def test_missing_id_becomes_a_content_hash_independent_of_time_spelling() -> Non
         ({"timestamp": "2010-01-22T00:00:00"}, "timestamp"),  # no zone: event time is ambiguous
         ({"timestamp": "last tuesday"}, "timestamp"),
         ({"text": ""}, "text"),
+        ({"text": " \u200b\n"}, "text"),  # nothing visible
+        ({"id": ""}, "id"),  # omitted or null means a content hash; empty is an error
+        ({"timestamp": 1264118400}, "timestamp"),  # an epoch: of what unit?
         ({"namespace": "../etc"}, "namespace"),
         ({"namespace": "x" * 65}, "namespace"),
         ({"kind": "tweet"}, "kind"),
@@ -152,7 +155,7 @@ def test_fact_history_must_be_in_event_time_order() -> None:
 
 
 @given(
-    text=st.text(min_size=1, max_size=200),
+    text=st.builds(str.__add__, st.characters(categories=["L", "N"]), st.text(max_size=200)),
     seconds=st.integers(min_value=0, max_value=2_000_000_000),
     metadata=st.dictionaries(st.text(max_size=10), st.text(max_size=10), max_size=3),
 )
