@@ -19,7 +19,13 @@ from factstream.clients import Clients
 from factstream.concurrency import backoff_delay
 from factstream.errors import BadInput, LMOutputInvalid, StoreUnavailable
 from factstream.knowledge.materializer import Materializer
-from factstream.knowledge.pipeline import EditContext, edit_document, timed, to_records
+from factstream.knowledge.pipeline import (
+    EditContext,
+    bound_problem,
+    edit_document,
+    timed,
+    to_records,
+)
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.streams.decode import decode_document
 from factstream.streams.recovery import RecoveredBatches
@@ -119,13 +125,12 @@ class Editor:
             await self._materializer.apply(batch)
             return Outcome.RECOVERED
         plan = await edit_document(doc, self._ctx)
-        if plan.over_limit:
-            log.warning(
-                "document %s makes %d facts false (limit %d): sent for review",
-                doc.id,
-                sum(label == "make_false" for label in plan.labels),
-                self._clients.settings.editor.max_edits,
-            )
+        # The audit trail of the blast radius: the only facts this document may edit.
+        retrieved = " ".join(hit.fact.fact_id for hit in plan.retrieved)
+        log.info("candidates %s %s", _where(record), retrieved or "-")
+        problem = bound_problem(plan, self._clients.settings.editor.max_edits)
+        if problem is not None:
+            log.warning("review %s: document %r %s", _where(record), doc.id, problem)
             await self._publisher.review(doc)
             await self._materializer.record_empty(doc.namespace, doc.id)
             return Outcome.REVIEW

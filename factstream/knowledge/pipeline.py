@@ -45,6 +45,7 @@ __all__ = [
     "EditPlan",
     "PlannedEdit",
     "batch_id_for",
+    "bound_problem",
     "edit_document",
     "normalise",
     "timed",
@@ -212,6 +213,26 @@ async def edit_document(doc: Document, ctx: EditContext) -> EditPlan:
     known = {normalise(p.text) for p in plan.planned if p.op in (EditOp.REINFORCE, EditOp.REWRITE)}
     plan.planned += _new_facts(extracted.value, known, _decided(extracted))
     return plan
+
+
+def bound_problem(plan: EditPlan, max_edits: int) -> str | None:
+    """Why ``plan`` breaks the blast radius (design.md section 3), or None if it keeps it.
+
+    Checked on the finished plan, whatever built it: an edit of an existing fact must name
+    a fact retrieval returned for this document, and at most ``max_edits`` edits may make a
+    fact false (invalidate or rewrite).
+    """
+    false = sum(label == "make_false" for label in plan.labels)
+    if plan.over_limit:
+        return f"makes {false} facts false (limit {max_edits})"
+    retrieved = {hit.fact.fact_id for hit in plan.retrieved}
+    outside = sorted({p.fact_id for p in plan.planned if p.fact_id and p.fact_id not in retrieved})
+    if outside:
+        return f"edits {len(outside)} facts retrieval did not return: {' '.join(outside[:5])}"
+    destructive = sum(p.op in (EditOp.INVALIDATE, EditOp.REWRITE) for p in plan.planned)
+    if destructive > max_edits:
+        return f"makes {destructive} facts false (limit {max_edits})"
+    return None
 
 
 def batch_id_for(doc: Document, planned: Sequence[PlannedEdit]) -> str:

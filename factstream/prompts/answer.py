@@ -16,6 +16,7 @@ from factstream.prompts.models import (
     Message,
     Prompt,
     as_data,
+    defuse_control_tokens,
     strict_object,
 )
 
@@ -103,7 +104,8 @@ def _when(as_of: datetime | None) -> str:
 
 def answer_choice_v1(ctx: AnswerChoiceContext) -> list[Message]:
     """ERASE A.3, multiple choice: read the facts, reason briefly, pick one choice."""
-    choices = "\n".join(f"- {c}" for c in ctx.choices)
+    # Choices are the asker's text: no control tokens (the schema still holds them verbatim).
+    choices = "\n".join(f"- {defuse_control_tokens(c)}" for c in ctx.choices)
     user = (
         f"{as_data('facts', render_facts(ctx.facts))}\n\n"
         f"Given that the facts above hold (with their histories) and anything else you know, "

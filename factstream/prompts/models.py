@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,6 +20,7 @@ __all__ = [
     "Prompt",
     "PromptFn",
     "as_data",
+    "defuse_control_tokens",
     "strict_object",
 ]
 
@@ -134,11 +136,28 @@ def strict_object(name: str, properties: Mapping[str, Any]) -> JsonSchema:
     )
 
 
+# Spellings that chat templates turn into control tokens: the server renders the messages
+# into one prompt and tokenizes it with special tokens on (llama.cpp and vLLM both do), so
+# a document containing "<|im_end|><|im_start|>system" would open a real system turn.
+# ChatML / Llama 3 / Phi (<|...|>), Llama 2 and Mistral, Gemma.
+_CONTROL_TOKENS = re.compile(
+    r"<\|[^<>|\s]{1,40}\|>|</?s>|\[/?INST\]|<</?SYS>>|<(?:start|end)_of_turn>|<(?:bos|eos|pad)>",
+    re.IGNORECASE,
+)
+
+
+def defuse_control_tokens(text: str) -> str:
+    """``text`` with every chat-template control token broken by a space (``< |im_end|>``)."""
+    return _CONTROL_TOKENS.sub(lambda m: f"{m[0][0]} {m[0][1:]}", text)
+
+
 def as_data(tag: str, text: str, **attrs: str) -> str:
     """Wrap untrusted text in ``<tag>`` so the LM reads it as data, never as instructions.
 
-    A closing tag inside the text is defused, so the text cannot end its own wrapper.
+    A closing tag inside the text (any case, any spacing) is defused, so the text cannot end
+    its own wrapper, and so are chat-template control tokens, so it cannot open a turn.
     """
-    defused = text.replace(f"</{tag}", f"<\\/{tag}")
+    closing = re.compile(rf"<(\s*)/(\s*{re.escape(tag)})", re.IGNORECASE)
+    defused = closing.sub(r"<\1\\/\2", defuse_control_tokens(text))
     attr = "".join(f' {k}="{v}"' for k, v in attrs.items())
     return f"<{tag}{attr}>\n{defused}\n</{tag}>"
