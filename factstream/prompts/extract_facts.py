@@ -97,11 +97,17 @@ def _schema(ctx: ExtractFactsContext) -> JsonSchema:
 
 
 def check_facts(ctx: ExtractFactsContext, answer: ExtractedFacts) -> None:
-    """At most ``max_facts`` facts, none blank."""
+    """At most ``max_facts`` facts, none blank or longer than the schema allows.
+
+    The schema says so too, but a server may ignore it: the answer is checked here.
+    """
     if len(answer.facts) > ctx.max_facts:
         raise ConstraintBroken(f"{len(answer.facts)} facts, at most {ctx.max_facts} allowed")
     if any(not fact.strip() for fact in answer.facts):
         raise ConstraintBroken("a fact is blank")
+    longest = max((len(fact) for fact in answer.facts), default=0)
+    if longest > _FACT_MAX_CHARS:
+        raise ConstraintBroken(f"a fact of {longest} characters; at most {_FACT_MAX_CHARS}")
 
 
 V1: Prompt[ExtractFactsContext, ExtractedFacts] = Prompt(

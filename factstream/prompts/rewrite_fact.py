@@ -72,9 +72,13 @@ _SCHEMA = strict_object(
 
 
 def check_rewrite(ctx: RewriteFactContext, answer: Rewrite) -> None:
-    """A rewrite must say something: not blank."""
+    """A rewrite must say something (not blank) and fit the schema's length."""
     if answer.rewrite is not None and not answer.rewrite.strip():
         raise ConstraintBroken("the rewrite is blank; give a fact or null")
+    if answer.rewrite is not None and len(answer.rewrite) > _FACT_MAX_CHARS:
+        raise ConstraintBroken(
+            f"a rewrite of {len(answer.rewrite)} characters; at most {_FACT_MAX_CHARS}"
+        )
 
 
 V1: Prompt[RewriteFactContext, Rewrite] = Prompt(
