@@ -40,6 +40,7 @@ def test_registry_lists_every_task_version() -> None:
         "classify_fact.v1",
         "classify_fact.v2",
         "classify_facts.v1",
+        "classify_facts.v2",
         "extract_facts.v1",
         "rewrite_fact.v1",
     ]
