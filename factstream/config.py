@@ -164,6 +164,13 @@ class EmbedSettings(BaseSettings):
     )
     device: str = Field("cpu", description="Torch device for the embedding model.")
     batch_size: int = Field(32, ge=1, description="Texts per encode batch.")
+    threads: int = Field(
+        1,
+        ge=0,
+        description="CPU threads torch encodes with; 0: torch's default (one per core). "
+        "Extra threads pay only on idle cores: sharing them with Weaviate, Kafka or the LM, "
+        "torch's threads wait on each other (bench: ten times slower on 2 busy cores).",
+    )
     offline: bool = Field(True, description="Never contact the Hugging Face hub (HF_HUB_OFFLINE).")
 
 

@@ -57,6 +57,11 @@ def _load(settings: EmbedSettings) -> SentenceTransformer:
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer  # noqa: PLC0415 - slow import
 
+    if settings.threads:
+        # Runs in the embedder's one thread, which every later encode runs in too.
+        import torch  # noqa: PLC0415 - comes with sentence-transformers
+
+        torch.set_num_threads(settings.threads)
     target = resolve_model(settings.model)
     try:
         return SentenceTransformer(

@@ -22,7 +22,7 @@ from factstream.tasks.answering import answer_choice, answer_free
 from factstream.tasks.runner import TaskRunner
 from factstream.topics.records import Answer, AnswerFact, Fact, HistoryEntry, Question
 
-__all__ = ["AskRequest", "AskResult", "QueryEngine", "UsedFact", "fact_as_of"]
+__all__ = ["AskRequest", "AskResult", "QueryEngine", "UsedFact", "fact_as_of", "prompt_facts"]
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,17 @@ def fact_as_of(fact: Fact, as_of: datetime | None) -> tuple[bool, list[HistoryEn
         return fact.truth, list(fact.history)
     history = [h for h in fact.history if h.ts <= as_of]
     return (history[-1].truth if history else False), history
+
+
+def prompt_facts(facts: Sequence[UsedFact]) -> list[FactWithHistory]:
+    """The facts as the answer prompt shows them: text and history as of the question."""
+    return [
+        FactWithHistory(
+            text=f.fact.text,
+            history=tuple(PromptHistory(ts=h.ts, truth=h.truth) for h in f.history),
+        )
+        for f in facts
+    ]
 
 
 class QueryEngine:
@@ -178,13 +189,7 @@ class QueryEngine:
     ) -> AskResult:
         """Ask the LM with the ERASE A.3 prompt (multiple choice when ``choices`` are given)."""
         timings = timings if timings is not None else {}
-        shown = [
-            FactWithHistory(
-                text=f.fact.text,
-                history=tuple(PromptHistory(ts=h.ts, truth=h.truth) for h in f.history),
-            )
-            for f in facts
-        ]
+        shown = prompt_facts(facts)
         start = time.perf_counter()
         if request.choices is not None:
             result = await answer_choice(
