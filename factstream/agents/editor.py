@@ -125,9 +125,6 @@ class Editor:
             await self._materializer.apply(batch)
             return Outcome.RECOVERED
         plan = await edit_document(doc, self._ctx)
-        # The audit trail of the blast radius: the only facts this document may edit.
-        retrieved = " ".join(hit.fact.fact_id for hit in plan.retrieved)
-        log.info("candidates %s %s", _where(record), retrieved or "-")
         problem = bound_problem(plan, self._clients.settings.editor.max_edits)
         if problem is not None:
             log.warning("review %s: document %r %s", _where(record), doc.id, problem)

@@ -7,6 +7,7 @@ Kafka. It decides the document's edit batch; publishing and applying it is the c
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -51,6 +52,8 @@ __all__ = [
     "timed",
     "to_records",
 ]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -186,6 +189,10 @@ async def edit_document(doc: Document, ctx: EditContext) -> EditPlan:
         planned = [PlannedEdit(EditOp.ADD, text, RAG_DECIDED) for text in texts]
         return EditPlan(doc, [], [], planned, over_limit=False, timings=timings)
     hits = [] if ctx.settings.method == "fact-rag" else await _retrieve(doc, ctx, timings)
+    if ctx.settings.method != "fact-rag":
+        # The audit trail of the blast radius: the only facts this document may edit.
+        ids = " ".join(hit.fact.fact_id for hit in hits) or "-"
+        log.info("candidates for %r in %s: %s", doc.id, doc.namespace, ids)
     plan = EditPlan(doc, hits, [], [], over_limit=False, timings=timings)
     if hits:
         with timed(plan.timings, "classify"):

@@ -11,7 +11,6 @@ valid documents, in their own namespaces, with no bad input around them.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
 import json
@@ -19,9 +18,15 @@ import time
 from collections import Counter
 from typing import Any
 
-from aiokafka import AIOKafkaProducer
 from fixtures.decisions import Decisions
-from fixtures.hostile import BadRecord, bad_records, draw_all, interleave, valid_documents
+from fixtures.hostile import (
+    BadRecord,
+    bad_records,
+    draw_all,
+    interleave,
+    publish_all,
+    valid_documents,
+)
 from fixtures.stack import Stack, StackFactory
 
 from factstream.topics.definitions import TopicName
@@ -50,21 +55,6 @@ def fact_of(i: int) -> str:
 
 def encode(doc: dict[str, Any]) -> tuple[bytes, bytes]:
     return doc["namespace"].encode(), json.dumps(doc, ensure_ascii=False).encode()
-
-
-async def publish_all(stack: Stack, items: list[tuple[bytes | None, bytes]]) -> list[str]:
-    """Send every record in order; where each landed, as the worker logs it."""
-    topic = stack.topic(TopicName.DOCUMENTS)
-    producer = AIOKafkaProducer(
-        bootstrap_servers=stack.settings.kafka.bootstrap_servers, linger_ms=20
-    )
-    await producer.start()
-    try:
-        sent = [await producer.send(topic, value, key=key) for key, value in items]
-        landed = await asyncio.gather(*sent)
-    finally:
-        await producer.stop()
-    return [f"{topic}[{meta.partition}]@{meta.offset}" for meta in landed]
 
 
 async def facts_by_namespace(stack: Stack, namespaces: set[str]) -> dict[str, list[Fact]]:
