@@ -30,21 +30,24 @@ __all__ = [
 
 @dataclass(frozen=True)
 class CacheLayout:
-    """Where the local stack keeps things, all below one cache folder."""
+    """Where the local stack keeps things: builds below ``root``; data, logs and pid files
+    below ``state``, by default ``root`` too (a second instance of a server, for a fault
+    test, runs from the same builds with a state folder of its own)."""
 
     root: Path
+    state: Path | None = None
 
     @property
     def logs(self) -> Path:
-        return self.root / "logs"
+        return (self.state or self.root) / "logs"
 
     @property
     def run(self) -> Path:
-        return self.root / "run"
+        return (self.state or self.root) / "run"
 
     @property
     def data(self) -> Path:
-        return self.root / "data"
+        return (self.state or self.root) / "data"
 
     def log(self, name: str) -> Path:
         self.logs.mkdir(parents=True, exist_ok=True)

@@ -80,6 +80,14 @@ def test_detached_process_survives_and_stops(tmp_path: Path) -> None:
     assert read_pid(pidfile) is None
 
 
+def test_a_state_folder_keeps_data_logs_and_pids_apart_from_the_builds(tmp_path: Path) -> None:
+    shared, own = CacheLayout(tmp_path / "cache"), CacheLayout(tmp_path / "cache", tmp_path / "t")
+    assert own.root == shared.root == tmp_path / "cache"
+    assert (own.data, own.logs) == (tmp_path / "t" / "data", tmp_path / "t" / "logs")
+    assert own.pidfile("kafka-1") == tmp_path / "t" / "run" / "kafka-1.pid"
+    assert shared.pidfile("kafka-1") == tmp_path / "cache" / "run" / "kafka-1.pid"
+
+
 def test_wait_until_fails_fast_when_the_process_exits(tmp_path: Path) -> None:
     layout = CacheLayout(tmp_path)
     log = layout.log("crasher")
