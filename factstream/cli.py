@@ -245,32 +245,47 @@ def facts(
 
 @app.command()
 def rebuild(
-    namespace: Annotated[str, typer.Option("--namespace", "-n", help="The knowledge base.")],
+    namespace: Annotated[
+        list[str] | None,
+        typer.Option("--namespace", "-n", help="A knowledge base (repeat for more)."),
+    ] = None,
+    every: Annotated[
+        bool, typer.Option("--all", help="Every namespace on the changelog (a lost Weaviate).")
+    ] = False,
 ) -> None:
-    """Rebuild a namespace's Weaviate state from the changelog (stop its workers first)."""
+    """Rebuild namespaces' Weaviate state from the changelog (stop their workers first)."""
     from rich.progress import Progress
 
-    from factstream.agents.rebuild import rebuild_namespace
+    from factstream.agents.rebuild import RebuildReport, rebuild_namespaces
     from factstream.clients import build_clients
 
-    async def run() -> str:
+    if bool(namespace) == every:
+        raise typer.BadParameter("name the namespaces (--namespace N ...) or give --all")
+
+    async def run() -> list[RebuildReport]:
         clients = await build_clients(_settings())
         try:
             with Progress(console=console) as bar:
-                task = bar.add_task(f"rebuilding {namespace}", total=None)
-                report = await rebuild_namespace(
+                task = bar.add_task("rebuilding", total=None)
+                return await rebuild_namespaces(
                     clients,
-                    namespace,
-                    lambda done, total: bar.update(task, completed=done, total=total),
+                    namespace or None,
+                    lambda ns, done, total: bar.update(
+                        task, description=f"rebuilding {ns}", completed=done, total=total
+                    ),
                 )
         finally:
             await clients.aclose()
-        return f"{report.batches} batches, {report.edits} edits, {report.facts} facts"
 
     try:
-        console.print(f"rebuilt {namespace}: {asyncio.run(run())}")
+        reports = asyncio.run(run())
     except FactstreamError as exc:
         raise _fail(exc) from exc
+    for r in reports:
+        done = f"{r.batches} batches, {r.edits} edits, {r.facts} facts"
+        console.print(f"rebuilt {r.namespace}: {done}")
+    if not reports:
+        console.print("the changelog holds no namespace: nothing to rebuild")
 
 
 @eval_app.command("floor")

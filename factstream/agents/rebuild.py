@@ -1,4 +1,4 @@
-"""Rebuild a namespace's Weaviate state from the changelog (the source of truth)."""
+"""Rebuild Weaviate state from the changelog (the source of truth): one namespace, or all."""
 
 from __future__ import annotations
 
@@ -8,8 +8,12 @@ from dataclasses import dataclass
 from factstream.clients import Clients
 from factstream.knowledge.materializer import Materializer
 from factstream.streams.changelog import first_batches, in_input_order, read_changelog
+from factstream.topics.records import FactEdit
 
-__all__ = ["RebuildReport", "rebuild_namespace"]
+__all__ = ["Progress", "RebuildReport", "rebuild_namespaces"]
+
+# (namespace, batches done, batches in all)
+Progress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True)
@@ -20,18 +24,28 @@ class RebuildReport:
     facts: int
 
 
-async def rebuild_namespace(
-    clients: Clients, namespace: str, progress: Callable[[int, int], None] | None = None
-) -> RebuildReport:
-    """Drop the namespace from the store, then apply its first batch per document in order.
+async def rebuild_namespaces(
+    clients: Clients, namespaces: list[str] | None = None, progress: Progress | None = None
+) -> list[RebuildReport]:
+    """Rebuild each of ``namespaces`` (None: every namespace on the changelog), reading the
+    changelog once; after a lost Weaviate disk, None restores everything there was.
 
-    Args:
-        clients: the store and embedder to rebuild into.
-        namespace: the namespace to rebuild.
-        progress: called with (batches done, batches in all) as it goes.
+    A namespace asked for by name but absent from the changelog is dropped and left empty.
     """
-    kafka = clients.settings.kafka
-    edits = [e async for e in read_changelog(kafka) if e.namespace == namespace]
+    wanted = set(namespaces) if namespaces is not None else None
+    edits: dict[str, list[FactEdit]] = {name: [] for name in namespaces or []}
+    async for edit in read_changelog(clients.settings.kafka):
+        if wanted is None or edit.namespace in wanted:
+            edits.setdefault(edit.namespace, []).append(edit)
+    return [
+        await _rebuild(clients, namespace, edits[namespace], progress)
+        for namespace in sorted(edits)
+    ]
+
+
+async def _rebuild(
+    clients: Clients, namespace: str, edits: list[FactEdit], progress: Progress | None
+) -> RebuildReport:
     batches = in_input_order(first_batches(edits).values())
     await clients.store.drop_namespace(namespace)
     materializer = Materializer(clients.store, clients.embedder)  # no republishing of facts
@@ -40,5 +54,5 @@ async def rebuild_namespace(
         outcome = await materializer.apply(batch)
         changed.update(f.fact_id for f in outcome.changed)
         if progress is not None:
-            progress(done, len(batches))
+            progress(namespace, done, len(batches))
     return RebuildReport(namespace, len(batches), sum(len(b) for b in batches), len(changed))
