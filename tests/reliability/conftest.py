@@ -11,6 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fixtures.instances import private_kafka, private_weaviate
+
+__all__ = ["Scale", "private_kafka", "private_weaviate", "scale"]
 
 _HERE = Path(__file__).parent
 
