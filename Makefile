@@ -26,10 +26,12 @@ $(VENV)/.installed: pyproject.toml deploy/local/require-tools.sh
 	$(BIN)/pip install --quiet -e '.[dev]'
 	@touch $@
 
-# First run: resolves Kafka from Maven Central, builds Weaviate (go install) and
-# llama-cpp-python; about 10-15 minutes. Cached in $${FACTSTREAM_CACHE_DIR:-~/.cache/factstream}.
+# First run: resolves Kafka from Maven Central, builds Weaviate (go install),
+# llama-cpp-python and promtool (go build, for the monitoring tests); about 15-25 minutes.
+# Cached in $${FACTSTREAM_CACHE_DIR:-~/.cache/factstream}.
 provision: setup
 	$(BIN)/factstream services provision
+	$(BIN)/python -m factstream.services.promtool
 
 services: setup
 	$(BIN)/factstream services up

@@ -1,0 +1,83 @@
+"""promtool, Prometheus's checker of rules and configs, built with Go into the cache folder.
+
+The monitoring tests run ``promtool check rules`` and ``check config`` on ``monitoring/``.
+``go install ...promtool@version`` cannot build it: older Prometheus releases carry replace
+and exclude directives, which ``go install`` refuses, and the newest asks for dependency
+versions the Go module proxy does not serve. So ``deploy/local/promtool/go.mod`` pins a
+release as a dependency of a small module of our own, which may replace those few versions
+by the ones the release before it used; ``go build`` runs in a copy of it.
+
+    python -m factstream.services.promtool     # build (cached) and print the path
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sys
+from pathlib import Path
+
+from factstream.config import Settings
+from factstream.services.assets import assets_dir
+from factstream.services.process import CacheLayout, require_tool, run_step
+
+__all__ = ["promtool_binary", "provision_promtool"]
+
+_PACKAGE = "github.com/prometheus/prometheus/cmd/promtool"
+_GO_HINT = (
+    "install Go >= 1.21 (it fetches the toolchain Prometheus asks for); see https://go.dev/dl"
+)
+
+
+def _module() -> Path:
+    return assets_dir() / "promtool"
+
+
+def promtool_binary(layout: CacheLayout) -> Path:
+    """Where the build of the pinned module is cached (keyed by its go.mod and go.sum)."""
+    digest = hashlib.sha256()
+    for name in ("go.mod", "go.sum"):
+        digest.update((_module() / name).read_bytes())
+    return layout.root / "promtool" / digest.hexdigest()[:10] / "promtool"
+
+
+def provision_promtool(layout: CacheLayout) -> Path:
+    """promtool's path, building it first if the cache has none (a few minutes).
+
+    Raises:
+        ToolMissing: Go is not installed.
+        BuildStepFailed: the build failed; the error names its log.
+    """
+    binary = promtool_binary(layout)
+    if binary.exists():
+        return binary
+    go = require_tool("promtool", "go", _GO_HINT)
+    staging = binary.parent.with_name(f"{binary.parent.name}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    source = staging / "src"
+    source.mkdir(parents=True)
+    for name in ("go.mod", "go.sum"):
+        shutil.copy(_module() / name, source / name)
+    run_step(
+        "promtool",
+        f"go build {_PACKAGE} (a few minutes)",
+        [go, "build", "-trimpath", "-o", staging / "promtool", _PACKAGE],
+        layout.log("promtool-build"),
+        # -mod=mod: go.mod names the release only; go fills in its requirements here.
+        env={"GOTOOLCHAIN": "auto", "CGO_ENABLED": "0", "GOFLAGS": "-mod=mod"},
+        cwd=source,
+    )
+    shutil.rmtree(source)
+    shutil.rmtree(binary.parent, ignore_errors=True)
+    staging.rename(binary.parent)
+    return binary
+
+
+def main() -> int:
+    """Build promtool if needed and print its path."""
+    print(provision_promtool(CacheLayout(Settings().local.cache_dir)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
