@@ -62,7 +62,7 @@ def render() -> str:
             }
         )
     header = "# Generated from monitoring/ by deploy/k8s/render_monitoring.py: edit monitoring/.\n"
-    body = yaml.safe_dump_all(docs, sort_keys=False, width=1000, allow_unicode=True)
+    body: str = yaml.safe_dump_all(docs, sort_keys=False, width=1000, allow_unicode=True)
     return header + body
 
 
