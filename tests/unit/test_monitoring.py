@@ -6,6 +6,7 @@ with the sample suffixes Prometheus sees (_total, _bucket, _count, _sum, _create
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from prometheus_client.metrics import MetricWrapperBase
 
 from factstream.api.metrics import ApiMetrics
 from factstream.metrics import Metrics
@@ -48,6 +50,34 @@ def exported_names() -> set[str]:
     for family in metrics.registry.collect():
         names |= {family.name + suffix for suffix in _SUFFIXES[family.type]}
     return names
+
+
+def exported_labels() -> dict[str, set[str]]:
+    """Label names by sample name, from the metric objects of the worker and the API."""
+    metrics = Metrics.create()
+    objects = [getattr(metrics, f.name) for f in dataclasses.fields(metrics)]
+    labels: dict[str, set[str]] = {}
+    for group in [*objects, ApiMetrics.create(metrics)]:
+        if not dataclasses.is_dataclass(group):
+            continue
+        for field in dataclasses.fields(group):
+            metric = getattr(group, field.name)
+            if not isinstance(metric, MetricWrapperBase):
+                continue
+            names = set(metric._labelnames) | {"job", "instance"}  # Prometheus adds these
+            for family in metric.describe():
+                for suffix in _SUFFIXES[family.type]:
+                    extra = {"le"} if suffix == "_bucket" else set()
+                    labels[family.name + suffix] = names | extra
+    return labels
+
+
+def selectors(expr: str) -> list[tuple[str, set[str]]]:
+    """(metric, label names matched) for every ``metric{...}`` selector of an expression."""
+    found = []
+    for name, body in re.findall(r"([a-zA-Z_:][\w:]*)\{([^}]*)\}", _STRING.sub('""', expr)):
+        found.append((name, set(re.findall(r"(\w+)\s*(?:=~|!~|!=|=)", body))))
+    return found
 
 
 def metric_names(expr: str) -> set[str]:
@@ -116,6 +146,18 @@ def test_the_exported_names_carry_prometheus_suffixes() -> None:
         "factstream_lm_outage",
     } <= names
     assert "factstream_documents" not in names
+
+
+@pytest.mark.parametrize("source", ["alerts", "dashboard"])
+def test_every_label_matched_is_one_the_metric_has(source: str) -> None:
+    exprs = [r["expr"] for r in _rules()] if source == "alerts" else _dashboard_exprs()
+    labels = exported_labels()
+    matched = [sel for expr in exprs for sel in selectors(expr)]
+    assert matched
+    for name, used in matched:
+        if name in _SYNTHETIC:
+            continue
+        assert used <= labels[name], f"{name} has no label {sorted(used - labels[name])}"
 
 
 @pytest.mark.parametrize("source", ["alerts", "dashboard"])
