@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request, Response, status
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from factstream.access import KeyTable, load_key_table
@@ -52,6 +53,14 @@ async def _error(request: Request, exc: Exception) -> Response:
     return JSONResponse({"detail": str(exc)}, status_code=code, headers=headers)
 
 
+async def _invalid(request: Request, exc: Exception) -> Response:
+    # FastAPI's own handler echoes the rejected input, and fails with a 500 when that input
+    # is bytes that are not UTF-8; a 422 says where and what, never the input back.
+    assert isinstance(exc, RequestValidationError)  # noqa: S101 - registered for it only
+    detail = [{"type": e["type"], "loc": list(e["loc"]), "msg": e["msg"]} for e in exc.errors()]
+    return JSONResponse({"detail": detail}, status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)
+
+
 def create_app(
     settings: Settings, *, clients: Clients | None = None, keys: KeyTable | None = None
 ) -> FastAPI:
@@ -86,6 +95,7 @@ def create_app(
     )
     app.include_router(router)
     app.add_exception_handler(FactstreamError, _error)
+    app.add_exception_handler(RequestValidationError, _invalid)
 
     @app.middleware("http")
     async def count(

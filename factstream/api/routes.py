@@ -36,6 +36,9 @@ AsOf = Annotated[
     Query(description="Facts as they stood at this time (RFC 3339 with a zone)."),
 ]
 NamespaceQuery = Annotated[Namespace, Query(description="The knowledge base.")]
+# What a page's cursor is (store/rules.py order_key: the hex of a fact id's UTF-8 bytes);
+# anything else was never issued, so it is refused rather than read as a position.
+_CURSOR = r"^(?:[0-9a-f]{2}){1,1024}$"
 
 
 @router.post("/v1/ask", response_model=AskResponse, tags=["query"])
@@ -91,7 +94,9 @@ async def list_facts(
     as_of: AsOf = None,
     include_false: Annotated[bool, Query(description="Include facts false at as_of.")] = False,
     limit: Annotated[int, Query(ge=1, description="Facts per page (at most the max).")] = 50,
-    cursor: Annotated[str | None, Query(description="From the previous page.")] = None,
+    cursor: Annotated[
+        str | None, Query(description="From the previous page.", pattern=_CURSOR)
+    ] = None,
 ) -> FactsPage:
     """Search (``q``) or list a namespace's facts, as of a time, page by page."""
     state.keys.check(key, "read", namespace)

@@ -31,25 +31,20 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from fixtures.hostile import publish_all
+from fixtures.hostile import publish_all, seed_facts
 from fixtures.hostile_lm import label_for
 from fixtures.stack import Stack, StackFactory, _wait_http, free_port
 
-from factstream.clients import build_clients
 from factstream.config import Settings
-from factstream.knowledge.materializer import Materializer
-from factstream.knowledge.pipeline import EditPlan, PlannedEdit, normalise, to_records
+from factstream.knowledge.pipeline import normalise
 from factstream.prompts.extract_facts import DEFAULT_MAX_FACTS
-from factstream.streams.changelog import ChangelogPublisher
 from factstream.topics.definitions import TopicName
 from factstream.topics.records import (
     DeadLetter,
-    DecidedBy,
     Document,
     EditOp,
     Fact,
     FactEdit,
-    InputRef,
 )
 
 DATA = Path(__file__).parents[1] / "data" / "injection"
@@ -105,41 +100,10 @@ class Run:
     letters: dict[str, DeadLetter] = field(default_factory=dict)
 
 
-async def seed(stack: Stack, namespaces: list[str]) -> dict[str, dict[str, str]]:
-    """Every namespace gets SEED, as a worker would have left it: on the changelog, applied."""
-    clients = await build_clients(stack.settings)
-    publisher = ChangelogPublisher(stack.settings.kafka, "inj-seed")
-    await publisher.start()
-    ids: dict[str, dict[str, str]] = {}
-    try:
-        materializer = Materializer(clients.store, clients.embedder)
-        decided = DecidedBy(model="seed", prompt_version="seed.v1")
-        for ns in namespaces:
-            doc = Document.model_validate(
-                {
-                    "id": "seed",
-                    "namespace": ns,
-                    "kind": "article",
-                    "timestamp": T0.isoformat(),
-                    "text": "Seed.",
-                }  # fmt: skip
-            )
-            planned = [PlannedEdit(EditOp.ADD, text, decided) for text in SEED]
-            edits = to_records(
-                EditPlan(doc, [], [], planned, False), InputRef(topic="seed", partition=0, offset=0)
-            )
-            await publisher.publish_batch(edits)
-            await materializer.apply(edits)
-            ids[ns] = {e.fact_id: e.text for e in edits}
-    finally:
-        await publisher.stop()
-        await clients.aclose()
-    return ids
-
-
 async def run_corpus(stack: Stack, attacks: list[Attack]) -> Run:
     run = Run()
-    run.seed_ids = await seed(stack, [a.id for a in attacks] + [REFERENCE])
+    namespaces = [a.id for a in attacks] + [REFERENCE]
+    run.seed_ids = await seed_facts(stack, dict.fromkeys(namespaces, SEED), T0)
     stack.start_worker()
     docs = [a.document() for a in attacks]
     placed = await publish_all(
