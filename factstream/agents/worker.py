@@ -45,6 +45,7 @@ class Runtime:
         self._editor: Editor | None = None
         self._metrics_server: Any = None
         self._gauges: PartitionGauges | None = None
+        self._assigned_early: set[int] = set()  # partitions given before the gauges exist
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def editor(self) -> Editor:
@@ -60,6 +61,7 @@ class Runtime:
                     self._clients.metrics.worker,
                     topic_name(TopicName.DOCUMENTS, self.settings.kafka.topic_prefix),
                 )
+                self._gauges.assign(self._assigned_early)
                 self._serve_metrics(self._clients)
             return self._editor
 
@@ -69,15 +71,22 @@ class Runtime:
         assert self._gauges is not None  # noqa: S101 - editor() built them
         return self._gauges
 
-    async def assign(self, partitions: set[int]) -> None:
-        """Documents partitions gained: own them now, count their facts in the background."""
-        (await self.gauges()).assign(partitions)
+    def assign(self, partitions: set[int]) -> None:
+        """Documents partitions gained: own them now, count their facts in the background.
+
+        Never waits (it runs inside the rebalance): the clients may still be being built.
+        """
+        if self._gauges is not None:
+            self._gauges.assign(partitions)
+        else:
+            self._assigned_early |= partitions
         task = asyncio.create_task(self._count(partitions))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def revoke(self, partitions: set[int]) -> None:
+    def revoke(self, partitions: set[int]) -> None:
         """Documents partitions lost: their gauges go."""
+        self._assigned_early -= partitions
         if self._gauges is not None:
             self._gauges.revoke(partitions)
 
@@ -190,12 +199,12 @@ def _track_partitions(app: faust.App, runtime: Runtime, settings: Settings) -> N
     @app.on_partitions_assigned.connect
     async def _assigned(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
         if parts := ours(args[0] if args else kwargs.get("assigned", ())):
-            await runtime.assign(parts)
+            runtime.assign(parts)
 
     @app.on_partitions_revoked.connect
     async def _revoked(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
         if parts := ours(args[0] if args else kwargs.get("revoked", ())):
-            await runtime.revoke(parts)
+            runtime.revoke(parts)
 
     @app.timer(interval=_LAG_REFRESH_S)  # type: ignore[untyped-decorator]  # faust is untyped
     async def _refresh_lag() -> None:
