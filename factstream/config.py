@@ -275,6 +275,12 @@ class ApiSettings(BaseSettings):
         1_048_576, ge=1024, description="Largest HTTP request body, bytes (larger: 413)."
     )
     max_page: int = Field(500, ge=1, description="Most facts one GET /v1/facts page returns.")
+    max_in_flight: int = Field(
+        256,
+        ge=1,
+        description="Requests served at once (health, readiness and metrics aside); more get "
+        "429 with Retry-After.",
+    )
 
 
 class LocalSettings(BaseSettings):

@@ -10,7 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from factstream.access import KeyTable, load_key_table
-from factstream.api.limits import BodyLimit
+from factstream.api.limits import Admission, BodyLimit
 from factstream.api.metrics import ApiMetrics
 from factstream.api.routes import router
 from factstream.api.state import ApiState
@@ -111,4 +111,5 @@ def create_app(
         return response
 
     app.add_middleware(BodyLimit, max_bytes=settings.api.max_body_bytes)
+    app.add_middleware(Admission, max_in_flight=settings.api.max_in_flight)  # outermost
     return app

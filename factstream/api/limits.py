@@ -1,4 +1,5 @@
-"""Request body size limit (413), before anything parses the body; chunked bodies included."""
+"""Request limits before any route runs: body size (413, chunked bodies included) and
+requests in flight (429 with Retry-After)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,57 @@ import json
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["BodyLimit"]
+__all__ = ["Admission", "BodyLimit"]
 
 _DRAIN_FACTOR = 8
+# Operators' probes and scrapes are never refused: a liveness check failing under load
+# would restart a server that is only busy.
+_ALWAYS_ADMITTED = frozenset({"/healthz", "/readyz", "/metrics"})
+RETRY_AFTER_S = 1
+
+
+async def _send_json(
+    send: Send, status: int, detail: str, headers: list[tuple[bytes, bytes]]
+) -> None:
+    body = json.dumps({"detail": detail}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class Admission:
+    """ASGI middleware: at most ``max_in_flight`` requests at once; more get 429.
+
+    Overload is answered at once with Retry-After, a 4xx the client can act on, instead of
+    queueing until timeouts or the server's connection limit (which answers 503).
+    """
+
+    def __init__(self, app: ASGIApp, max_in_flight: int) -> None:
+        self.app, self.max_in_flight, self.in_flight = app, max_in_flight, 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("path") in _ALWAYS_ADMITTED:
+            await self.app(scope, receive, send)
+            return
+        if self.in_flight >= self.max_in_flight:
+            detail = f"{self.in_flight} requests in flight, the most this server takes; retry"
+            retry = [(b"retry-after", str(RETRY_AFTER_S).encode())]
+            await _send_json(send, 429, detail, retry)
+            return
+        self.in_flight += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.in_flight -= 1
 
 
 class BodyLimit:
@@ -52,18 +101,7 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
     async def _reject(self, send: Send, rest: Receive | None = None) -> None:
-        body = json.dumps({"detail": f"request body larger than {self.max_bytes} bytes"}).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await _send_json(send, 413, f"request body larger than {self.max_bytes} bytes", [])
         # Read (and drop) a bounded rest of a chunked body, so the client sees the 413
         # instead of a connection reset mid-upload.
         drained = 0

@@ -48,5 +48,7 @@ def run_api(settings: Settings, log_level: str = "info") -> None:
         host=settings.api.host,
         port=settings.api.port,
         log_level=log_level,
-        limit_concurrency=256,
+        # A last guard against connection floods, well above the requests admitted at once
+        # (over that, Admission answers 429; over this, uvicorn answers 503).
+        limit_concurrency=8 * settings.api.max_in_flight,
     )
