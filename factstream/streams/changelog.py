@@ -6,12 +6,16 @@ a document's whole batch or none of it: a crash mid-publish leaves no half batch
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import logging
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import UTC, datetime
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.errors import KafkaTimeoutError
 
 from factstream.config import KafkaSettings
 from factstream.streams.admin import topic_partitions
@@ -20,6 +24,12 @@ from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import DeadLetter, Document, Fact, FactEdit, Record
 
 __all__ = ["ChangelogPublisher", "first_batches", "in_input_order", "read_changelog"]
+
+log = logging.getLogger(__name__)
+
+# The broker aborts a transaction whose producer died once its timeout (at most Kafka's
+# transaction.max.timeout.ms, 15 minutes) has passed; no reader waits longer than that.
+_SETTLE_TIMEOUT_S = 900.0
 
 
 class ChangelogPublisher:
@@ -87,7 +97,12 @@ async def read_changelog(
     kafka: KafkaSettings, *, since_ms: int | None = None
 ) -> AsyncIterator[FactEdit]:
     """Every committed edit on the changelog (from ``since_ms``, else from the start) up to
-    the end as it was when reading began; in order within each partition."""
+    the end as it was when reading began; in order within each partition.
+
+    Reading first waits until every transaction open at that moment has ended. A worker
+    killed inside one leaves it open until the broker times it out, and read_committed
+    readers stop there: batches committed after it (by the next worker) would be missed.
+    """
     consumer = AIOKafkaConsumer(
         bootstrap_servers=kafka.bootstrap_servers,
         isolation_level="read_committed",
@@ -99,7 +114,7 @@ async def read_changelog(
         topic = topic_name(TopicName.FACT_EDITS, kafka.topic_prefix)
         parts = [TopicPartition(topic, p) for p in await topic_partitions(kafka, topic)]
         consumer.assign(parts)
-        ends = await consumer.end_offsets(parts)
+        ends = await _settled_ends(kafka, consumer, parts)
         starts = await _start_offsets(consumer, parts, since_ms)
         for tp in parts:
             if starts[tp] >= ends[tp]:
@@ -109,6 +124,39 @@ async def read_changelog(
                 yield edit
     finally:
         await consumer.stop()
+
+
+async def _settled_ends(
+    kafka: KafkaSettings, consumer: AIOKafkaConsumer, parts: list[TopicPartition]
+) -> dict[TopicPartition, int]:
+    """The read_committed end offsets once no transaction open now is still undecided."""
+    latest = AIOKafkaConsumer(
+        bootstrap_servers=kafka.bootstrap_servers, isolation_level="read_uncommitted"
+    )
+    await latest.start()
+    try:
+        high: dict[TopicPartition, int] = await latest.end_offsets(parts)
+    finally:
+        await latest.stop()
+    deadline = time.monotonic() + _SETTLE_TIMEOUT_S
+    waiting = False
+    while True:
+        stable: dict[TopicPartition, int] = await consumer.end_offsets(parts)
+        if all(stable[tp] >= high[tp] for tp in parts):
+            if waiting:
+                log.info("changelog: the open transactions ended; reading on")
+            return stable
+        if time.monotonic() > deadline:
+            raise KafkaTimeoutError(f"changelog transactions still open after {_SETTLE_TIMEOUT_S}s")
+        if not waiting:
+            waiting = True
+            open_at = {tp.partition: stable[tp] for tp in parts if stable[tp] < high[tp]}
+            log.warning(
+                "changelog: transactions open at %s (a producer that died inside one?); "
+                "waiting until the broker ends them",
+                open_at,
+            )
+        await asyncio.sleep(0.5)
 
 
 async def _start_offsets(

@@ -10,12 +10,16 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+import uuid
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from aiokafka import AIOKafkaProducer
+from fixtures.decisions import Decisions
 from fixtures.reference import (
     assert_same,
     lm_calls_after_batch,
+    partition_of,
     reference_snapshot,
     snapshot,
     stream_documents,
@@ -23,6 +27,11 @@ from fixtures.reference import (
     wait_changelog_settled,
 )
 from fixtures.stack import Stack, StackFactory
+
+from factstream.knowledge.pipeline import EditPlan, PlannedEdit, to_records
+from factstream.streams.changelog import ChangelogPublisher
+from factstream.topics.definitions import TopicName
+from factstream.topics.records import DecidedBy, Document, EditOp, InputRef
 
 if TYPE_CHECKING:
     from conftest import Scale
@@ -102,3 +111,73 @@ async def test_sigkill_at_random_points_loses_and_repeats_nothing(
         for fact in facts.values():
             ids = [entry.edit_id for entry in fact.history]
             assert len(ids) == len(set(ids)), fact
+
+
+async def test_a_transaction_a_killed_worker_left_open_hides_no_batch_from_recovery(
+    stack_factory: StackFactory,
+) -> None:
+    """The crash sequence that random kills rarely hit, made on purpose.
+
+    Worker 1 dies inside a changelog transaction: it stays open until the broker times it
+    out, and read_committed readers stop at it. Worker 2 publishes doc-1's batch after it and
+    dies before applying it. Worker 3 must still find that batch and apply it without the LM.
+    """
+    stack = await stack_factory(Decisions(extract={"[doc-1]": ["Decided again by the LM."]}))
+    kafka = stack.settings.kafka
+    changelog = stack.topic(TopicName.FACT_EDITS)
+    # Worker 1's transactional producer, "killed" with a transaction open on every changelog
+    # partition. The broker would abort it after its timeout; the test does, further down.
+    dead = AIOKafkaProducer(
+        bootstrap_servers=kafka.bootstrap_servers, transactional_id=f"killed-{uuid.uuid4().hex}"
+    )
+    await dead.start()
+    await dead.begin_transaction()
+    for partition in range(stack.settings.worker.partitions):
+        await dead.send_and_wait(changelog, b"{}", partition=partition)
+
+    # Worker 2: doc-1 read, its batch published (committed), then the crash before applying.
+    document = {
+        "id": "doc-1",
+        "namespace": "desk",
+        "kind": "article",
+        "timestamp": "2024-03-04T00:00:00+00:00",
+        "text": "[doc-1] The ferry resumed service.",
+    }
+    await stack.publish([document])
+    source = InputRef(
+        topic=stack.topic(TopicName.DOCUMENTS), partition=partition_of("desk"), offset=0
+    )
+    decided = DecidedBy(model="stub", prompt_version="extract_facts.v1")
+    plan = EditPlan(
+        Document.model_validate(document),
+        [],
+        [],
+        [PlannedEdit(EditOp.ADD, "The ferry runs again.", decided)],
+        False,
+    )
+    batch = to_records(plan, source)
+    publisher = ChangelogPublisher(kafka)
+    await publisher.start()
+    try:
+        await publisher.publish_batch(batch)
+    finally:
+        await publisher.stop()
+
+    # Worker 3 starts while the transaction is open: it must wait for it to end (and say
+    # so) rather than decide doc-1. Then the "broker" aborts it, as after its timeout.
+    stack.start_worker()
+
+    async def waits_or_decides() -> bool:
+        return "transactions open" in stack.worker_log() or bool(stack.outcomes())
+
+    try:
+        await stack.wait_for(waits_or_decides, "worker 3 reaching doc-1", timeout_s=300)
+        decided_while_open = dict(stack.outcomes())
+        await dead.abort_transaction()
+    finally:
+        await dead.stop()
+    outcomes = await stack.wait_outcomes(1, timeout_s=300)
+    assert decided_while_open == {}, "doc-1 was decided past a transaction still open"
+    assert list(outcomes.values()) == ["recovered"]
+    assert "doc-1" not in stack.lm_stats()["by_document"]  # never sent to the LM again
+    assert len([e for e in await stack.changelog() if e.document_id == "doc-1"]) == 1
