@@ -341,13 +341,15 @@ class WeaviateFactStore:
     ) -> list[_Obj]:
         """Await a read; a namespace without a tenant in ``collection`` has no objects.
 
-        The two collections get their tenants one after the other: the one read is checked.
+        A writer may create the tenant between the failed read and a check of the tenant's
+        existence, so the server's "tenant not found" is itself the answer: nothing then.
         """
         with self._translated("read"):
             try:
                 return list((await query).objects)
-            except wx.WeaviateQueryError:
-                if await collection.tenants.exists(namespace):
+            except wx.WeaviateQueryError as exc:
+                missing = "tenant not found" in str(exc)
+                if not missing and await collection.tenants.exists(namespace):
                     raise
                 self._tenants.discard(namespace)
                 return []
