@@ -227,6 +227,8 @@ async def test_auth_matrix_on_every_route_with_zero_cross_namespace_reads(
                                 assert "/v1/facts/" in request["url"], response.text
                                 fact_id = request["url"].rsplit("/", 1)[1]
                                 assert fact_id not in api.ids[ns]
+                            elif action == "read":  # an allowed read reads its namespace
+                                assert SECRETS[ns] in response.text, (key, request)
                         checked[str(code)] += 1
         for path in PUBLIC & {p for _, p in declared}:
             async with api.client() as http:
