@@ -3,13 +3,15 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: help setup tools services provision demo test test-unit reliability lint format down clean
+.PHONY: help setup tools services provision demo test test-unit reliability bench bench-1m lint format down clean
 
 help:
 	@echo "make demo       set everything up, start the local stack, run the demo"
 	@echo "make test       set everything up, run lint and every test (unit + integration)"
 	@echo "make test-unit  unit tests only (no services)"
 	@echo "make reliability the reliability suite at full size (faults, bad input)"
+	@echo "make bench      the benchmarks (bench/results/<timestamp>.json, a table; ~30 min)"
+	@echo "make bench-1m   ask latency at 1M facts on a Weaviate of its own (~30 min, several GB)"
 	@echo "make lint       ruff + mypy"
 	@echo "make down       stop the local services"
 
@@ -41,13 +43,13 @@ demo: setup
 	$(BIN)/factstream demo
 
 lint: setup
-	$(BIN)/ruff check factstream tests
-	$(BIN)/ruff format --check factstream tests
+	$(BIN)/ruff check factstream tests bench
+	$(BIN)/ruff format --check factstream tests bench
 	$(BIN)/mypy
 
 format: setup
-	$(BIN)/ruff check --fix factstream tests
-	$(BIN)/ruff format factstream tests
+	$(BIN)/ruff check --fix factstream tests bench
+	$(BIN)/ruff format factstream tests bench
 
 # Integration tests start the services they need (reusing running ones) and stop what they started.
 test: lint provision
@@ -56,6 +58,13 @@ test: lint provision
 # The reliability suite at full size (make test runs it reduced).
 reliability: lint provision
 	FACTSTREAM_RELIABILITY=full $(BIN)/pytest tests/reliability
+
+# Benchmarks on the real local stack (started if needed); see bench/README.md.
+bench: provision
+	$(BIN)/python -m bench
+
+bench-1m: provision
+	$(BIN)/python -m bench --only ask_1m
 
 test-unit: setup
 	$(BIN)/pytest -m "not integration"

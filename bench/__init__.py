@@ -1,0 +1,1 @@
+"""factstream's benchmarks: speed goals as ratios within one run on the real local stack."""

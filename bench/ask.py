@@ -1,0 +1,173 @@
+"""Benchmark 3: ask latency without generation (retrieve + prompt build), p50 and p95.
+
+One namespace is filled with synthetic facts whose vectors derive from real embeddings
+(bench.corpus.FactPool), in steps (10k, then 100k ...), batch-inserted with precomputed
+vectors through the fact store. At each step the CLARK-News questions are asked through the
+query engine (factstream.knowledge.query: embed the question, hybrid search for facts true
+now, facts as of then) and the ERASE A.3 prompt is built; the LM is not called.
+The 1M case runs on a Weaviate of its own (bench.own_weaviate), so its memory is measured
+alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.corpus import FactPool, load, pool_sentences, questions
+from bench.harness import Deployment
+from bench.measure import summary_ms
+from bench.own_weaviate import OwnWeaviate
+from bench.sizes import Size
+from factstream.clients import Clients, build_clients
+from factstream.config import Settings
+from factstream.knowledge.query import AskRequest, QueryEngine, prompt_facts
+from factstream.prompts import answer
+from factstream.store.base import StoredFact
+
+__all__ = ["GOAL_MS", "MILLION", "MILLION_GOAL_MS", "run", "run_million"]
+
+GOAL_MS = 25.0  # p95 at 100k facts, retrieve + prompt build
+MILLION = 1_000_000
+MILLION_GOAL_MS = 50.0  # retrieval p95 at 1M facts
+_NAMESPACE = "ask"
+_CHUNK = 1000  # facts per upsert call (the store writes them in batches of its own size)
+_PARALLEL = 2  # upsert calls in flight
+_WARM_UP = 10
+
+
+async def _pool(clients: Clients, data: Path, most: int) -> FactPool:
+    needed = math.ceil(math.sqrt(most)) + 2  # n sentences make n * (n - 1) facts
+    sentences = pool_sentences(load(data), max(needed, 64))
+    vectors = await clients.embedder.embed_batch(sentences)
+    return FactPool(sentences, np.asarray(vectors, dtype=np.float32))
+
+
+async def _fill(
+    clients: Clients, pool: FactPool, start: int, stop: int, progress: Callable[[int], None]
+) -> None:
+    async def upsert(a: int) -> None:
+        chunk = [StoredFact(f, v) for f, v in pool.facts(_NAMESPACE, a, min(a + _CHUNK, stop))]
+        await clients.store.upsert(_NAMESPACE, chunk)
+
+    for first in range(start, stop, _CHUNK * _PARALLEL):
+        last = min(first + _CHUNK * _PARALLEL, stop)
+        await asyncio.gather(*(upsert(a) for a in range(first, last, _CHUNK)))
+        progress(last)
+
+
+async def _latencies(engine: QueryEngine, asked: list[str]) -> dict[str, Any]:
+    total, retrieve, build, embed, search = [], [], [], [], []
+    for i, question in enumerate(asked):
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        facts = await engine.retrieve(AskRequest(question, _NAMESPACE), timings)
+        built = time.perf_counter()
+        ctx = answer.AnswerFreeContext(question=question, facts=tuple(prompt_facts(facts)))
+        answer.FREE_V1.messages(ctx)
+        done = time.perf_counter()
+        if i >= _WARM_UP:
+            total.append(done - started)
+            retrieve.append(built - started)
+            build.append(done - built)
+            embed.append(timings["embed"])
+            search.append(timings["retrieve"])
+    return {
+        **summary_ms(total),
+        "retrieve": summary_ms(retrieve),
+        "embed_question": summary_ms(embed),
+        "search": summary_ms(search),
+        "prompt_build": summary_ms(build),
+    }
+
+
+def _engine(clients: Clients) -> QueryEngine:
+    s = clients.settings
+    return QueryEngine(clients.store, clients.embedder, clients.runner, s.api, alpha=s.editor.alpha)
+
+
+async def _steps(
+    clients: Clients,
+    data: Path,
+    sizes: tuple[int, ...],
+    queries: int,
+    progress: Callable[[int], None],
+) -> dict[str, Any]:
+    pool = await _pool(clients, data, max(sizes))
+    asked = (questions(data) * (1 + (queries + _WARM_UP) // 428))[: queries + _WARM_UP]
+    engine, loaded, results = _engine(clients), 0, {}
+    for n in sorted(sizes):
+        started = time.perf_counter()
+        await _fill(clients, pool, loaded, n, progress)
+        load_s = time.perf_counter() - started
+        results[str(n)] = {
+            "load_s": round(load_s, 1),
+            "loaded_facts": n - loaded,
+            **await _latencies(engine, asked),
+        }
+        loaded = n
+    return results
+
+
+def _report(steps: dict[str, Any], goal_at: int, goal_ms: float, key: str) -> dict[str, Any]:
+    at = steps.get(str(goal_at))
+    p95 = at[key]["p95_ms"] if key != "total" and at else (at["p95_ms"] if at else None)
+    return {
+        "facts": steps,
+        "goal": f"p95 <= {goal_ms:g} ms at {goal_at} facts",
+        "met": p95 is not None and p95 <= goal_ms,
+    }
+
+
+async def run(
+    base: Settings,
+    size: Size,
+    workdir: Path,
+    data: Path,
+    progress: Callable[[int], None] = lambda _: None,
+) -> dict[str, Any]:
+    """10k and 100k facts (full size) on the shared Weaviate, in a fresh collection."""
+    dep = Deployment(base, workdir / "ask", stub=False)
+    clients = await build_clients(dep.settings)
+    try:
+        steps = await _steps(clients, data, size.ask_facts, size.ask_queries, progress)
+    finally:
+        await clients.aclose()
+        await dep.close()
+    return _report(steps, max(size.ask_facts), GOAL_MS, "total")
+
+
+async def run_million(
+    base: Settings,
+    size: Size,
+    workdir: Path,
+    data: Path,
+    progress: Callable[[int], None] = lambda _: None,
+    facts: int = MILLION,
+) -> dict[str, Any]:
+    """``facts`` facts on a Weaviate of its own: load time, memory, retrieval latency."""
+    own = OwnWeaviate(base, workdir / "weaviate-1m")
+    started = time.perf_counter()
+    own.start()
+    try:
+        dep = Deployment(own.settings, workdir / "ask-1m", stub=False)
+        clients = await build_clients(dep.settings)
+        try:
+            rss_before = own.rss_mib()
+            steps = await _steps(clients, data, (facts,), size.ask_queries, progress)
+            rss_after = own.rss_mib()
+        finally:
+            await clients.aclose()
+    finally:
+        own.stop()
+    result = _report(steps, facts, MILLION_GOAL_MS, "retrieve")
+    result["weaviate_rss_mib"] = {"empty": rss_before, "loaded": rss_after}
+    result["weaviate_data_mib"] = own.data_mib
+    result["wall_s"] = round(time.perf_counter() - started, 1)
+    return result

@@ -1,0 +1,220 @@
+"""An isolated deployment for one benchmark: its own topics, consumer group, Weaviate
+collections, optionally the deterministic stub LM server and worker subprocesses.
+
+Settings come from environment variables exactly as a worker reads them, so the bench
+process and its worker subprocesses see one deployment. ``close`` removes what it made.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from unittest.mock import patch
+
+import httpx
+import orjson
+import weaviate
+from aiokafka import AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient
+
+from factstream.config import Settings
+from factstream.services.process import wait_until
+from factstream.streams.admin import ensure_topics
+from factstream.topics.definitions import TOPICS, TopicName, topic_name
+from factstream.topics.records import Document
+
+__all__ = ["REPO", "Deployment", "free_port", "free_ports"]
+
+REPO = Path(__file__).resolve().parents[1]
+# The project's deterministic OpenAI-compatible server (tests/fixtures): zero delay here.
+_STUB = REPO / "tests" / "fixtures" / "openai_stub.py"
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on right now."""
+    return free_ports(1)[0]
+
+
+def free_ports(count: int, *, pair_last: bool = False) -> list[int]:
+    """``count`` distinct free ports (held together while chosen, so none repeats).
+
+    Args:
+        count: How many.
+        pair_last: The last port's successor is free too (checked, not returned).
+    """
+    held: list[socket.socket] = []
+    try:
+        while len(held) < count:
+            sock = socket.socket()
+            held.append(sock)
+            sock.bind(("127.0.0.1", 0))
+            if pair_last and len(held) == count:
+                with socket.socket() as nxt:
+                    try:
+                        nxt.bind(("127.0.0.1", sock.getsockname()[1] + 1))
+                    except OSError:
+                        held.pop().close()
+        return [int(s.getsockname()[1]) for s in held]
+    finally:
+        for sock in held:
+            sock.close()
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=1.0).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+class Deployment:
+    """One benchmark's deployment on the shared Kafka and Weaviate.
+
+    Args:
+        base: Settings of the running services (Kafka, Weaviate, LM).
+        workdir: Where logs and the stub's rules go.
+        stub: Serve the LM with the zero-latency stub (else the real LM of ``base``).
+        env: More FACTSTREAM_* variables for this deployment.
+    """
+
+    def __init__(self, base: Settings, workdir: Path, *, stub: bool, **env: str) -> None:
+        tag = uuid.uuid4().hex[:8]
+        self.tag, self.workdir = tag, workdir
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.rules = workdir / "rules.json"
+        self.stub_port = free_port() if stub else None
+        lm_url = f"http://127.0.0.1:{self.stub_port}/v1" if stub else base.lm.url
+        self.env: dict[str, str] = {
+            "FACTSTREAM_KAFKA_BOOTSTRAP_SERVERS": base.kafka.bootstrap_servers,
+            "FACTSTREAM_KAFKA_TOPIC_PREFIX": f"bench{tag}.",
+            "FACTSTREAM_WORKER_APP_ID": f"bench{tag}",
+            "FACTSTREAM_STORE_COLLECTION_PREFIX": f"Bench{tag}",
+            "FACTSTREAM_WEAVIATE_HOST": base.weaviate.host,
+            "FACTSTREAM_WEAVIATE_HTTP_PORT": str(base.weaviate.http_port),
+            "FACTSTREAM_WEAVIATE_GRPC_PORT": str(base.weaviate.grpc_port),
+            "FACTSTREAM_LM_URL": lm_url,
+            "FACTSTREAM_LM_MODEL": "stub" if stub else base.lm.model,
+            "FACTSTREAM_LM_BACKEND": "llamacpp",
+            # A cached answer costs no LM time and no tokens: benchmarks measure real calls.
+            "FACTSTREAM_LM_CACHE": "false",
+            "FACTSTREAM_CACHE_DIR": str(base.local.cache_dir),
+            "FACTSTREAM_WORKER_METRICS_PORT": "0",
+            **env,
+        }
+        self.settings = self._settings()
+        self._procs: list[subprocess.Popen[bytes]] = []
+        self._logs: list[Any] = []
+
+    def _settings(self) -> Settings:
+        with patch.dict(os.environ, self.env):  # read as the worker subprocesses read them
+            return Settings()
+
+    def topic(self, name: TopicName) -> str:
+        return topic_name(name, self.settings.kafka.topic_prefix)
+
+    async def create_topics(self) -> None:
+        await ensure_topics(self.settings.kafka, self.settings.worker)
+
+    async def publish(self, docs: Sequence[Document]) -> None:
+        """Documents on this deployment's documents topic, keyed by namespace.
+
+        A plain (not transactional) producer, as most publishers are: a transaction's commit
+        marker takes an offset of its own, which committed offsets never reach, so lag
+        measured as end offset minus committed offset would never come back to 0.
+        """
+        producer = AIOKafkaProducer(
+            bootstrap_servers=self.settings.kafka.bootstrap_servers, linger_ms=5
+        )
+        await producer.start()
+        try:
+            topic = self.topic(TopicName.DOCUMENTS)
+            sent = [
+                await producer.send(topic, doc.to_bytes(), key=doc.namespace.encode())
+                for doc in docs
+            ]
+            await producer.flush()
+            for future in sent:
+                await future
+        finally:
+            await producer.stop()
+
+    def _spawn(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
+        log = (self.workdir / f"{name}.log").open("ab")
+        self._logs.append(log)
+        proc = subprocess.Popen(  # noqa: S603 - our own programs
+            argv, env={**os.environ, **self.env}, stdout=log, stderr=subprocess.STDOUT
+        )
+        self._procs.append(proc)
+        return proc
+
+    def start_stub(self, rules: dict[str, Any]) -> None:
+        """The stub LM server, answering from ``rules`` (the Decisions JSON form)."""
+        if self.stub_port is None:
+            raise RuntimeError("this deployment uses the real LM")
+        self.rules.write_bytes(orjson.dumps(rules))
+        port = str(self.stub_port)
+        argv = [sys.executable, str(_STUB), "--port", port, "--rules", str(self.rules)]
+        proc = self._spawn("stub", argv)
+        url = f"http://127.0.0.1:{port}/v1/models"
+        wait_until(
+            "stub LM",
+            lambda: _answers(url),
+            pid=proc.pid,
+            log=self.workdir / "stub.log",
+            timeout_s=60,
+            interval_s=0.1,
+        )
+
+    def start_worker(self) -> subprocess.Popen[bytes]:
+        """A `factstream worker` subprocess of this deployment."""
+        return self._spawn(
+            f"worker-{len(self._procs)}", [sys.executable, "-m", "factstream", "worker"]
+        )
+
+    def check_alive(self) -> None:
+        """Raise if a process of this deployment died."""
+        for proc in self._procs:
+            if proc.poll() is not None:
+                raise RuntimeError(f"{proc.args!r} exited {proc.returncode}; see {self.workdir}")
+
+    async def close(self) -> None:
+        """Stop the processes, delete the topics and collections this deployment made."""
+        for proc in self._procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+        for log in self._logs:
+            log.close()
+        await self._delete_topics()
+        self._delete_collections()
+
+    async def _delete_topics(self) -> None:
+        admin = AIOKafkaAdminClient(bootstrap_servers=self.settings.kafka.bootstrap_servers)
+        await admin.start()
+        try:
+            existing = set(await admin.list_topics())
+            ours = [self.topic(n) for n in TOPICS if self.topic(n) in existing]
+            if ours:
+                await admin.delete_topics(ours)
+        finally:
+            await admin.close()
+
+    def _delete_collections(self) -> None:
+        cfg, prefix = self.settings.weaviate, self.settings.store.collection_prefix
+        with weaviate.connect_to_local(
+            host=cfg.host, port=cfg.http_port, grpc_port=cfg.grpc_port
+        ) as client:
+            for name in client.collections.list_all():
+                if name.startswith(prefix):
+                    client.collections.delete(name)

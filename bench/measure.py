@@ -1,0 +1,82 @@
+"""Small measuring tools: percentiles, a recording embedder, process memory, stage seconds."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry
+
+from factstream.embed.base import Embedder, Vector
+
+__all__ = ["RecordingEmbedder", "percentile", "rss_mib", "stage_seconds", "summary_ms"]
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q`` quantile (0..1) by linear interpolation between closest ranks."""
+    if not values:
+        raise ValueError("no values")
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q
+    low, high = math.floor(pos), math.ceil(pos)
+    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+
+def summary_ms(seconds: Sequence[float]) -> dict[str, float]:
+    """p50, p95, mean and max of latencies, in milliseconds."""
+    return {
+        "p50_ms": round(percentile(seconds, 0.50) * 1000, 2),
+        "p95_ms": round(percentile(seconds, 0.95) * 1000, 2),
+        "mean_ms": round(sum(seconds) / len(seconds) * 1000, 2),
+        "max_ms": round(max(seconds) * 1000, 2),
+        "count": len(seconds),
+    }
+
+
+class RecordingEmbedder:
+    """An Embedder that passes every call through and remembers the texts of each call."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.calls: list[list[str]] = []
+        self.recording = False
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    async def embed(self, text: str) -> Vector:
+        return (await self.embed_batch([text]))[0]
+
+    async def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
+        if self.recording and texts:
+            self.calls.append(list(texts))
+        return await self.inner.embed_batch(texts)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def rss_mib(pid: int) -> float:
+    """The resident memory of process ``pid``, MiB (Linux /proc)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+def stage_seconds(registry: CollectorRegistry) -> dict[str, float]:
+    """Seconds per editor stage summed over documents (factstream_stage_seconds)."""
+    found: dict[str, float] = {}
+    for family in registry.collect():
+        if family.name != "factstream_stage_seconds":
+            continue
+        for sample in family.samples:
+            if sample.name.endswith("_sum"):
+                found[sample.labels["stage"]] = round(sample.value, 3)
+    return found

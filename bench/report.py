@@ -1,0 +1,168 @@
+"""The results file (bench/results/<timestamp>.json) and the table printed from it."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+from rich.table import Table
+
+from bench.harness import REPO
+
+__all__ = ["RESULTS", "Row", "new_report", "rows", "table", "write"]
+
+RESULTS = REPO / "bench" / "results"
+Row = tuple[str, str, str, str, str]  # benchmark, measure, value, goal, met
+
+
+def _commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],  # noqa: S607 - git on PATH
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return out.stdout.strip()
+
+
+def new_report(size: str, stamp: datetime | None = None) -> dict[str, Any]:
+    """An empty report of a run at ``size``, with what it ran on."""
+    when = stamp or datetime.now(UTC)
+    return {
+        "timestamp": when.strftime("%Y%m%dT%H%M%SZ"),
+        "size": size,
+        "commit": _commit(),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "load_avg_at_start": [round(x, 2) for x in os.getloadavg()],
+        },
+        "benchmarks": {},
+    }
+
+
+def write(report: dict[str, Any], out: Path) -> Path:
+    """Write the report as ``<timestamp>.json`` in ``out``; returns the path."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{report['timestamp']}.json"
+    report["machine"]["load_avg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    path.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
+    return path
+
+
+def _met(value: bool | None) -> str:
+    return "-" if value is None else ("yes" if value else "NO")
+
+
+def _throughput(r: dict[str, Any]) -> Iterator[Row]:
+    yield (
+        "1 pipeline, zero-latency LM",
+        f"docs/s ({r['lanes']} namespaces at once) / embedding-only bound",
+        f"{r['pipeline_docs_per_s']} / {r['bound_docs_per_s']} = {r['ratio']}",
+        ">= 0.8",
+        _met(r["met"]),
+    )
+
+
+def _tokens(r: dict[str, Any]) -> Iterator[Row]:
+    per_fact = r["prompts"]["classify_fact.v1"]["tokens_per_doc"]
+    for prompt, ratio in r["ratios"].items():
+        batched = r["prompts"][prompt]["tokens_per_doc"]
+        default = " (default)" if prompt == r["default_prompt"] else ""
+        yield (
+            "2 LM tokens per document",
+            f"{prompt}{default} / classify_fact.v1, {r['facts_per_doc']} facts/doc",
+            f"{batched} / {per_fact} = {ratio}",
+            "<= 0.25",
+            _met(ratio <= 0.25),
+        )
+
+
+def _ask(r: dict[str, Any], name: str, key: str, goal: str) -> Iterator[Row]:
+    for facts, m in r["facts"].items():
+        part = m if key == "total" else m[key]
+        what = "retrieve + prompt build" if key == "total" else "retrieval"
+        yield (
+            name,
+            f"{what} p50 / p95 ms, {int(facts):,} facts (loaded in {m['load_s']} s)",
+            f"{part['p50_ms']} / {part['p95_ms']}",
+            goal if facts == max(r["facts"], key=int) else "",
+            _met(r["met"]) if facts == max(r["facts"], key=int) else "",
+        )
+
+
+def _million(r: dict[str, Any]) -> Iterator[Row]:
+    yield from _ask(r, "3 ask, 1M facts", "retrieve", "p95 <= 50")
+    rss = r["weaviate_rss_mib"]
+    yield (
+        "3 ask, 1M facts",
+        "Weaviate RSS empty / loaded, data on disk (MiB)",
+        f"{rss['empty']} / {rss['loaded']}, {r['weaviate_data_mib']}",
+        "",
+        "",
+    )
+
+
+def _e2e(r: dict[str, Any]) -> Iterator[Row]:
+    edit, ask = r["edit"], r["ask"]
+    name = f"4 end to end, {r['model']}"
+    yield name, f"docs/s ({edit['documents']} documents)", str(edit["docs_per_s"]), "none", "-"
+    yield (
+        name,
+        "ask with generation p50 / p95 ms",
+        f"{ask['p50_ms']} / {ask['p95_ms']}",
+        "none",
+        "-",
+    )
+
+
+def _backlog(r: dict[str, Any]) -> Iterator[Row]:
+    name = "5 backlog drain, zero-latency LM"
+    yield (
+        name,
+        f"{r['documents']:,} documents: seconds (docs/s)",
+        f"{r['drain_s']} ({r['docs_per_s']})",
+        "none",
+        "-",
+    )
+    yield name, "steady docs/s (lag 90% -> 10%)", str(r["steady_docs_per_s"]), "none", "-"
+
+
+def rows(report: dict[str, Any]) -> list[Row]:
+    """The table rows of every benchmark in the report."""
+    found = report["benchmarks"]
+    makers = {
+        "throughput": _throughput,
+        "tokens": _tokens,
+        "ask": lambda r: _ask(r, "3 ask, no generation", "total", "p95 <= 25"),
+        "ask_1m": _million,
+        "e2e": _e2e,
+        "backlog": _backlog,
+    }
+    return [row for name, make in makers.items() if name in found for row in make(found[name])]
+
+
+def table(report: dict[str, Any]) -> Table:
+    """The report as a rich table."""
+    out = Table(
+        "benchmark",
+        "measure",
+        "value",
+        "goal",
+        "met",
+        title=f"factstream bench {report['timestamp']} ({report['size']}, {report['commit']})",
+    )
+    for row in rows(report):
+        out.add_row(*row)
+    return out

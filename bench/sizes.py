@@ -1,0 +1,55 @@
+"""How big each benchmark runs: the full set (`make bench`) or the CI smoke version."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["FULL", "SIZES", "SMOKE", "Size"]
+
+
+@dataclass(frozen=True)
+class Size:
+    """Workload sizes of one run."""
+
+    name: str
+    throughput_docs: int  # documents timed through editor + materializer
+    throughput_lanes: int  # namespaces edited at once (the worker's partition actors)
+    token_docs: int  # CLARK-News documents classified both ways on the real LM
+    token_max_facts: int  # of the facts retrieved per document, classify at most this many
+    ask_facts: tuple[int, ...]  # facts in the namespace, one measurement each
+    ask_queries: int  # questions timed per measurement
+    e2e_docs: int  # documents through a worker on the real LM
+    e2e_questions: int  # questions answered by the real LM
+    backlog_docs: int  # queued documents the worker drains
+    backlog_namespaces: int
+
+
+FULL = Size(
+    name="full",
+    throughput_docs=320,
+    throughput_lanes=8,
+    token_docs=10,
+    token_max_facts=100,
+    ask_facts=(10_000, 100_000),
+    ask_queries=200,
+    e2e_docs=16,
+    e2e_questions=8,
+    backlog_docs=10_000,
+    backlog_namespaces=32,
+)
+
+SMOKE = Size(
+    name="smoke",
+    throughput_docs=6,
+    throughput_lanes=2,
+    token_docs=1,
+    token_max_facts=1,
+    ask_facts=(300,),
+    ask_queries=10,
+    e2e_docs=1,
+    e2e_questions=1,
+    backlog_docs=20,
+    backlog_namespaces=3,
+)
+
+SIZES = {size.name: size for size in (FULL, SMOKE)}

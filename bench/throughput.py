@@ -1,0 +1,165 @@
+"""Benchmark 1: pipeline throughput without LM time, against the embedding-only bound.
+
+CLARK-News documents go through the real editor and materializer (factstream.agents.editor:
+retrieve on Weaviate, classify / rewrite / extract on the zero-latency stub LM server,
+publish each batch in a Kafka transaction, apply it to Weaviate) in ``lanes`` namespaces
+at once, as the worker's partition actors run them. The bound embeds exactly the texts the
+pipeline embedded (documents and changed facts) with the same model and batch size, in one
+``embed_batch`` call: the throughput if embedding were the only work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from bench.corpus import load, stream_documents, stub_rules
+from bench.harness import Deployment
+from bench.measure import RecordingEmbedder, stage_seconds
+from bench.sizes import Size
+from factstream.agents.editor import Editor, InputRecord, Outcome
+from factstream.clients import build_clients
+from factstream.config import Settings
+from factstream.streams.changelog import ChangelogPublisher
+from factstream.streams.recovery import RecoveredBatches
+from factstream.topics.definitions import TopicName
+from factstream.topics.records import Document, InputRef
+
+__all__ = ["GOAL", "run"]
+
+GOAL = 0.8  # pipeline documents/s over the embedding-only bound
+
+
+async def _lane(
+    editor: Editor, recovered: RecoveredBatches, topic: str, lane: int, docs: list[Document]
+) -> Counter[str]:
+    outcomes: Counter[str] = Counter()
+    for offset, doc in enumerate(docs):
+        record = InputRecord(
+            key=doc.namespace.encode(),
+            value=doc.to_bytes(),
+            source=InputRef(topic=topic, partition=lane, offset=offset),
+            appended_ms=int(time.time() * 1000),
+        )
+        outcomes[(await editor.handle(record, recovered)).value] += 1
+    return outcomes
+
+
+async def _edit_all(
+    editor: Editor, settings: Settings, topic: str, lanes: dict[str, list[Document]]
+) -> tuple[float, Counter[str]]:
+    recovered = [RecoveredBatches(settings.kafka) for _ in lanes]
+    now = int(time.time() * 1000)
+    for r in recovered:  # the one changelog read per actor, done before the clock starts
+        await r.take("warm-up", "warm-up", now)
+    started = time.perf_counter()
+    results = await asyncio.gather(
+        *(_lane(editor, recovered[i], topic, i, docs) for i, docs in enumerate(lanes.values()))
+    )
+    elapsed = time.perf_counter() - started
+    return elapsed, sum(results, Counter())
+
+
+async def _bound(embedder: RecordingEmbedder) -> dict[str, float]:
+    texts = [t for call in embedder.calls for t in call]
+    started = time.perf_counter()
+    await embedder.inner.embed_batch(texts)
+    batched = time.perf_counter() - started
+    started = time.perf_counter()
+    for call in embedder.calls:
+        await embedder.inner.embed_batch(call)
+    call_for_call = time.perf_counter() - started
+    return {
+        "texts": len(texts),
+        "calls": len(embedder.calls),
+        "batched_s": batched,
+        "call_for_call_s": call_for_call,
+    }
+
+
+async def run(base: Settings, size: Size, workdir: Path, data: Path) -> dict[str, Any]:
+    """Run the benchmark; the result dict goes into the results JSON."""
+    clark = load(data)
+    dep = Deployment(base, workdir / "throughput", stub=True)
+    try:
+        dep.start_stub(stub_rules(clark))
+        await dep.create_topics()
+        return await _measure(
+            dep,
+            size,
+            clark_docs=stream_documents(
+                clark,
+                size.throughput_docs + size.throughput_lanes,
+                [f"tp{i}" for i in range(size.throughput_lanes)],
+            ),
+            lanes=size.throughput_lanes,
+        )
+    finally:
+        await dep.close()
+
+
+async def _measure(
+    dep: Deployment, size: Size, clark_docs: list[Document], lanes: int
+) -> dict[str, Any]:
+    clients = await build_clients(dep.settings)
+    recording = RecordingEmbedder(clients.embedder)
+    clients = dataclasses.replace(clients, embedder=recording)
+    publisher = ChangelogPublisher(dep.settings.kafka, dep.settings.worker.app_id)
+    await publisher.start()
+    try:
+        editor = Editor(clients, publisher)
+        topic = dep.topic(TopicName.DOCUMENTS)
+        # Warm-up: one document per lane (model, connections, tenants), not timed.
+        warm, timed_docs = clark_docs[:lanes], clark_docs[lanes:]
+        await _edit_all(editor, dep.settings, topic, _by_namespace(warm))
+        recording.recording = True
+        elapsed, outcomes = await _edit_all(editor, dep.settings, topic, _by_namespace(timed_docs))
+        recording.recording = False
+        stages = stage_seconds(clients.metrics.registry)
+        bound = await _bound(recording)
+    finally:
+        await publisher.stop()
+        await clients.aclose()
+    return _result(len(timed_docs), lanes, elapsed, outcomes, stages, bound)
+
+
+def _by_namespace(docs: list[Document]) -> dict[str, list[Document]]:
+    lanes: dict[str, list[Document]] = {}
+    for doc in docs:
+        lanes.setdefault(doc.namespace, []).append(doc)
+    return lanes
+
+
+def _result(
+    docs: int,
+    lanes: int,
+    elapsed: float,
+    outcomes: Counter[str],
+    stages: dict[str, float],
+    bound: dict[str, float],
+) -> dict[str, Any]:
+    pipeline = docs / elapsed
+    bound_rate = docs / bound["batched_s"]
+    calls_rate = docs / bound["call_for_call_s"]
+    applied = outcomes.get(Outcome.APPLIED.value, 0)
+    return {
+        "documents": docs,
+        "lanes": lanes,
+        "outcomes": dict(outcomes),
+        "applied": applied,
+        "seconds": round(elapsed, 3),
+        "pipeline_docs_per_s": round(pipeline, 2),
+        "embedded_texts": int(bound["texts"]),
+        "embed_calls": int(bound["calls"]),
+        "bound_docs_per_s": round(bound_rate, 2),
+        "ratio": round(pipeline / bound_rate, 3),
+        "call_for_call_bound_docs_per_s": round(calls_rate, 2),
+        "ratio_to_call_for_call": round(pipeline / calls_rate, 3),
+        "stage_seconds": stages,
+        "goal": f"ratio >= {GOAL}",
+        "met": pipeline / bound_rate >= GOAL,
+    }
