@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from fixtures.hostile import publish_all, seed_facts
 from fixtures.hostile_lm import label_for
 from fixtures.stack import Stack, StackFactory, _wait_http, free_port
@@ -241,6 +242,7 @@ async def test_an_obedient_lm_cannot_widen_the_blast_radius(
     )
 
 
+@pytest.mark.timeout(3600)  # the whole corpus through SmolLM2 on 2 CPU cores: ~20 min
 async def test_the_real_lm_cannot_widen_the_blast_radius(
     stack_factory: StackFactory, lm_settings: Settings, scale: Any
 ) -> None:
