@@ -137,8 +137,13 @@ class Editor:
             return Outcome.EMPTY
         with timed(plan.timings, "publish"):
             await self._publisher.publish_batch(edits)
-        with timed(plan.timings, "apply"):
-            await self._materializer.apply(edits)
+        try:
+            with timed(plan.timings, "apply"):
+                await self._materializer.apply(edits)
+        except BaseException:
+            # The batch is on the changelog now: a retry applies it, never decides again.
+            recovered.keep(edits)
+            raise
         for stage, seconds in plan.timings.items():
             self.metrics.stages.labels(stage=stage).observe(seconds)
         for edit in edits:

@@ -8,12 +8,15 @@ documents topic stamps LogAppendTime), so reading the changelog from that moment
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator, Callable
 
 from factstream.config import KafkaSettings
 from factstream.streams.changelog import first_batches, read_changelog
 from factstream.topics.records import FactEdit
 
-__all__ = ["CLOCK_SLACK_MS", "RecoveredBatches"]
+__all__ = ["CLOCK_SLACK_MS", "ChangelogRead", "RecoveredBatches"]
+
+ChangelogRead = Callable[[int], AsyncIterator[FactEdit]]
 
 log = logging.getLogger(__name__)
 
@@ -23,11 +26,23 @@ CLOCK_SLACK_MS = 60_000
 
 
 class RecoveredBatches:
-    """The changelog's batches since one partition's first unfinished document (read once)."""
+    """The changelog's batches since one partition's first unfinished document (read once),
+    and the batches published since then whose applying failed."""
 
-    def __init__(self, kafka: KafkaSettings) -> None:
-        self._kafka = kafka
+    def __init__(self, kafka: KafkaSettings, read: ChangelogRead | None = None) -> None:
+        """
+        Args:
+            kafka: the cluster whose changelog is read.
+            read: reads the changelog from a time (ms); Kafka's by default.
+        """
+        self._read = read or (lambda since_ms: read_changelog(kafka, since_ms=since_ms))
         self._batches: dict[tuple[str, str], list[FactEdit]] | None = None
+        self._kept: dict[tuple[str, str], list[FactEdit]] = {}
+
+    def keep(self, batch: list[FactEdit]) -> None:
+        """A batch this worker published but could not apply yet (an outage): ``take``
+        returns it, so the retry applies it and the document never reaches the LM again."""
+        self._kept[(batch[0].namespace, batch[0].document_id)] = batch
 
     async def take(
         self, namespace: str, document_id: str, appended_ms: int
@@ -41,9 +56,11 @@ class RecoveredBatches:
                 changelog from this moment (the first document after a restart is the oldest
                 one that can have a batch without an applied record).
         """
+        if (kept := self._kept.pop((namespace, document_id), None)) is not None:
+            return kept
         if self._batches is None:
             since = max(0, appended_ms - CLOCK_SLACK_MS)
-            edits = [edit async for edit in read_changelog(self._kafka, since_ms=since)]
+            edits = [edit async for edit in self._read(since)]
             self._batches = first_batches(edits)
             log.info("recovery: %d batches on the changelog since %d", len(self._batches), since)
         return self._batches.pop((namespace, document_id), None)

@@ -15,6 +15,8 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+import pytest
+from fixtures.decisions import Decisions
 from fixtures.instances import InstanceFactory, PrivateInstance
 from fixtures.reference import (
     Scenario,
@@ -153,3 +155,63 @@ async def test_weaviate_data_wiped_then_rebuilt(
         f"{rebuilt_s:.0f}s ({out.strip().splitlines()[-1]}); then {len(docs) - half} more"
     )
     assert_same(actual, reference)
+
+
+async def test_a_batch_published_while_weaviate_is_down_is_applied_not_decided_again(
+    private_weaviate: InstanceFactory, stack_factory: StackFactory, scale: Scale
+) -> None:
+    """Weaviate goes down while the LM decides doc-2: its batch reaches the changelog but
+    cannot be applied. When Weaviate is back, that batch is applied; doc-2 never reaches the
+    LM again (its batch is on the changelog)."""
+    if not scale.full:
+        # About 2.5 minutes: the Weaviate client retries a read for a minute before it
+        # fails. tests/unit/agents/test_editor_outage.py covers the editor's part in CI.
+        pytest.skip("full size only (make reliability)")
+    weaviate = await asyncio.to_thread(private_weaviate)
+    decisions = Decisions(
+        extract={"[doc-1]": ["The bridge is open."], "[doc-2]": ["The bridge is busy."]},
+        reinforce={"bridge is open"},
+        delay={"[doc-2]": 4.0},
+    )
+    stack = await stack_factory(decisions, **weaviate.env)
+    worker = stack.start_worker()
+    await stack.publish(
+        [
+            {
+                "id": f"doc-{i}",
+                "namespace": "desk",
+                "kind": "article",
+                "timestamp": f"2024-03-0{i}T00:00:00+00:00",
+                "text": f"[doc-{i}] Bridge news {i}.",
+            }
+            for i in (1, 2)
+        ]
+    )
+
+    async def deciding() -> bool:
+        return "doc-2" in stack.lm_stats()["by_document"]
+
+    await stack.wait_for(deciding, "doc-2 at the LM")
+    await asyncio.to_thread(weaviate.stop, kill=True)  # while the LM still thinks about doc-2
+
+    async def stuck() -> bool:
+        # The Weaviate client retries for about a minute before the store gives up.
+        return "StoreUnavailable" in stack.worker_log()
+
+    await stack.wait_for(stuck, "applying doc-2 failing", timeout_s=300)
+    assert [e for e in await stack.changelog() if e.document_id == "doc-2"]
+    await asyncio.to_thread(weaviate.start)
+    outcomes = await stack.wait_outcomes(2)
+    assert sorted(outcomes.values()) == ["applied", "recovered"]
+    calls = stack.lm_stats()["by_document"]["doc-2"]
+    assert all(count == 1 for count in calls.values()), calls  # decided once
+    batches = {e.batch.id for e in await stack.changelog() if e.document_id == "doc-2"}
+    assert len(batches) == 1
+    store = await stack.store()
+    try:
+        facts = {f.text: f for f in (await store.list_facts("desk", include_false=True)).facts}
+    finally:
+        await store.close()
+    assert [h.document_id for h in facts["The bridge is open."].history] == ["doc-1", "doc-2"]
+    assert facts["The bridge is busy."].truth
+    assert worker.poll() is None
