@@ -178,6 +178,12 @@ class Deployment:
             f"worker-{len(self._procs)}", [sys.executable, "-m", "factstream", "worker"]
         )
 
+    def pids(self) -> dict[str, int]:
+        """The pids of this deployment's processes, by log name."""
+        return {
+            Path(log.name).stem: proc.pid for log, proc in zip(self._logs, self._procs, strict=True)
+        }
+
     def check_alive(self) -> None:
         """Raise if a process of this deployment died."""
         for proc in self._procs:

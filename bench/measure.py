@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -10,7 +12,16 @@ from prometheus_client import CollectorRegistry
 
 from factstream.embed.base import Embedder, Vector
 
-__all__ = ["RecordingEmbedder", "percentile", "rss_mib", "stage_seconds", "summary_ms"]
+__all__ = [
+    "CpuMeter",
+    "RecordingEmbedder",
+    "percentile",
+    "rss_mib",
+    "stage_seconds",
+    "summary_ms",
+]
+
+_TICK = os.sysconf("SC_CLK_TCK")
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -80,3 +91,36 @@ def stage_seconds(registry: CollectorRegistry) -> dict[str, float]:
             if sample.name.endswith("_sum"):
                 found[sample.labels["stage"]] = round(sample.value, 3)
     return found
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def _machine_busy() -> float:
+    """CPU seconds all cores spent not idle since boot."""
+    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:8]]
+    return (sum(values) - values[3] - values[4]) / _TICK  # less idle and iowait
+
+
+class CpuMeter:
+    """CPU seconds of named processes, and of the whole machine, over a stretch of time."""
+
+    def __init__(self, pids: dict[str, int]) -> None:
+        self._pids = {name: pid for name, pid in pids.items() if Path(f"/proc/{pid}").exists()}
+        self._start = {name: _cpu_seconds(pid) for name, pid in self._pids.items()}
+        self._busy, self._wall = _machine_busy(), time.monotonic()
+
+    def stop(self) -> dict[str, float]:
+        """CPU seconds since the meter was made, by process, plus the machine's."""
+        used = {
+            name: round(_cpu_seconds(pid) - self._start[name], 1)
+            for name, pid in self._pids.items()
+            if Path(f"/proc/{pid}").exists()
+        }
+        wall = time.monotonic() - self._wall
+        used["machine (all processes)"] = round(_machine_busy() - self._busy, 1)
+        used["machine capacity"] = round(wall * (os.cpu_count() or 1), 1)
+        return used

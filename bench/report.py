@@ -150,7 +150,13 @@ def rows(report: dict[str, Any]) -> list[Row]:
         "e2e": _e2e,
         "backlog": _backlog,
     }
-    return [row for name, make in makers.items() if name in found for row in make(found[name])]
+    out: list[Row] = []
+    for name, result in found.items():
+        if "error" in result:
+            out.append((name, "failed", result["error"][:60], "", "NO"))
+        elif name in makers:
+            out += makers[name](result)
+    return out
 
 
 def table(report: dict[str, Any]) -> Table:

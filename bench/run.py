@@ -100,6 +100,7 @@ async def run_benchmarks(
     report = new_report(size.name)
     stamp, runners = report["timestamp"], _runners(million_facts)
     workdir = Path(tempfile.mkdtemp(prefix="factstream-bench-"))
+    out.mkdir(parents=True, exist_ok=True)
     args = (settings, size, workdir, data, out / f"{stamp}-backlog-lag.png")
 
     async def one(name: Bench) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import time
 from collections import Counter
 from pathlib import Path
@@ -19,11 +20,13 @@ from typing import Any
 
 from bench.corpus import load, stream_documents, stub_rules
 from bench.harness import Deployment
-from bench.measure import RecordingEmbedder, stage_seconds
+from bench.measure import CpuMeter, RecordingEmbedder, stage_seconds
 from bench.sizes import Size
 from factstream.agents.editor import Editor, InputRecord, Outcome
 from factstream.clients import build_clients
 from factstream.config import Settings
+from factstream.services import manager
+from factstream.services.process import read_pid
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.streams.recovery import RecoveredBatches
 from factstream.topics.definitions import TopicName
@@ -50,18 +53,23 @@ async def _lane(
 
 
 async def _edit_all(
-    editor: Editor, settings: Settings, topic: str, lanes: dict[str, list[Document]]
-) -> tuple[float, Counter[str]]:
+    editor: Editor,
+    settings: Settings,
+    topic: str,
+    lanes: dict[str, list[Document]],
+    pids: dict[str, int],
+) -> tuple[float, Counter[str], dict[str, float]]:
+    """Edit every lane's documents, lanes at once; seconds, outcomes, CPU seconds of ``pids``."""
     recovered = [RecoveredBatches(settings.kafka) for _ in lanes]
     now = int(time.time() * 1000)
     for r in recovered:  # the one changelog read per actor, done before the clock starts
         await r.take("warm-up", "warm-up", now)
-    started = time.perf_counter()
+    meter, started = CpuMeter(pids), time.perf_counter()
     results = await asyncio.gather(
         *(_lane(editor, recovered[i], topic, i, docs) for i, docs in enumerate(lanes.values()))
     )
     elapsed = time.perf_counter() - started
-    return elapsed, sum(results, Counter())
+    return elapsed, sum(results, Counter()), meter.stop()
 
 
 async def _bound(embedder: RecordingEmbedder) -> dict[str, float]:
@@ -115,16 +123,26 @@ async def _measure(
         topic = dep.topic(TopicName.DOCUMENTS)
         # Warm-up: one document per lane (model, connections, tenants), not timed.
         warm, timed_docs = clark_docs[:lanes], clark_docs[lanes:]
-        await _edit_all(editor, dep.settings, topic, _by_namespace(warm))
+        await _edit_all(editor, dep.settings, topic, _by_namespace(warm), {})
         recording.recording = True
-        elapsed, outcomes = await _edit_all(editor, dep.settings, topic, _by_namespace(timed_docs))
+        pids = {"bench (editor + materializer)": os.getpid(), **_service_pids(dep)}
+        elapsed, outcomes, cpu = await _edit_all(
+            editor, dep.settings, topic, _by_namespace(timed_docs), pids
+        )
         recording.recording = False
         stages = stage_seconds(clients.metrics.registry)
         bound = await _bound(recording)
     finally:
         await publisher.stop()
         await clients.aclose()
-    return _result(len(timed_docs), lanes, elapsed, outcomes, stages, bound)
+    return {**_result(len(timed_docs), lanes, elapsed, outcomes, stages, bound), "cpu_s": cpu}
+
+
+def _service_pids(dep: Deployment) -> dict[str, int]:
+    """The stub LM, and Weaviate and Kafka when this cache folder runs them."""
+    services = manager.build_services(dep.settings, ["weaviate", "kafka"])
+    found = {svc.name: pid for svc in services if (pid := read_pid(svc.pidfile)) is not None}
+    return {**found, "stub LM": dep.pids()["stub"]}
 
 
 def _by_namespace(docs: list[Document]) -> dict[str, list[Document]]:
