@@ -51,7 +51,7 @@ from factstream.store.schema import (
 )
 from factstream.topics.records import Fact
 
-__all__ = ["MAX_RESULTS", "WeaviateFactStore"]
+__all__ = ["MAX_RESULTS", "WeaviateFactStore", "is_outage"]
 
 # Weaviate's default QUERY_MAXIMUM_RESULTS: no single query may ask for more.
 MAX_RESULTS = 10_000
@@ -71,6 +71,8 @@ _UNAVAILABLE = (
     wx.WeaviateStartUpError,
     wx.WeaviateTimeoutError,
 )
+# What Weaviate (cluster/router) answers while a restarted node does not know its shards yet.
+_NOT_SERVING_YET = ("no read replica found", "no write replica found")
 
 
 class WeaviateFactStore:
@@ -231,6 +233,8 @@ class WeaviateFactStore:
         failures: dict[str, str] = {}
         for start in range(0, len(facts), self._batch_size):
             failures |= await self._write(namespace, facts[start : start + self._batch_size])
+        if failures and all(_not_serving_yet(message) for message in failures.values()):
+            raise StoreUnavailable(self._url, f"write facts: {next(iter(failures.values()))}")
         if failures:
             ids = [fact_uuid(namespace, fact_id) for fact_id in failures]
             with self._translated("delete failed facts"):
@@ -317,7 +321,9 @@ class WeaviateFactStore:
             with self._translated("write facts"):
                 result = await self._facts.with_tenant(namespace).data.insert_many(objects)
         except StoreError as exc:
-            if not isinstance(exc.__cause__, wx.WeaviateInsertManyAllFailedError):
+            if isinstance(exc, StoreUnavailable) or not isinstance(
+                exc.__cause__, wx.WeaviateInsertManyAllFailedError
+            ):
                 raise
             return {item.fact.fact_id: str(exc.__cause__) for item in chunk}
         failed = {chunk[i].fact.fact_id: error.message for i, error in result.errors.items()}
@@ -365,7 +371,27 @@ class WeaviateFactStore:
                 raise StoreUnavailable(self._url, f"{action}: {exc}") from exc
             raise StoreError(f"{action} at {self._url}: {exc}") from exc
         except wx.WeaviateBaseError as exc:
+            if is_outage(exc):
+                raise StoreUnavailable(self._url, f"{action}: {exc}") from exc
             raise StoreError(f"{action} at {self._url}: {exc}") from exc
+
+
+def is_outage(exc: BaseException) -> bool:
+    """True when Weaviate could not be reached or cannot serve yet, anywhere in the chain.
+
+    The client wraps a connection that failed every retry in a query error, and a restarted
+    node answers "no read replica found" until it knows its shards again: both pass.
+    """
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, _UNAVAILABLE) or _not_serving_yet(str(seen)):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _not_serving_yet(message: str) -> bool:
+    return any(phrase in message for phrase in _NOT_SERVING_YET)
 
 
 def _truth_filter(as_of: datetime | None, *, include_false: bool) -> FilterReturn | None:
