@@ -270,6 +270,8 @@ async def run_clark(run: ClarkRun, progress: Progress | None = None) -> dict[str
         "asked": scored.asked,
         "correct": scored.correct,
         "accuracy": scored.correct / scored.asked if scored.asked else None,
+        # Picking uniformly among the choices would score this (yes/no questions: half).
+        "chance": _chance(questions, checkpoints),
         "checkpoints": checkpoint_rows,
         "per_updates": scored.per_updates,
         "tokens": {
@@ -286,6 +288,11 @@ async def run_clark(run: ClarkRun, progress: Progress | None = None) -> dict[str
         "worker_log": str(log),
         "answers": answers,
     }
+
+
+def _chance(questions: Sequence[ClarkQuestion], checkpoints: Sequence[Checkpoint]) -> float | None:
+    asked = [questions[i] for cp in checkpoints for i in cp.asked]
+    return sum(1 / len(q.choices) for q in asked) / len(asked) if asked else None
 
 
 def _checkpoint_row(

@@ -84,6 +84,8 @@ async def test_three_methods_on_a_hand_made_stream(
         assert asked == [(0.2, 3, 2), (0.4, 4, 2), (0.6, 4, 0), (0.8, 5, 2), (1.0, 5, 0)], method
         assert data["namespace"].startswith("eval-clark-") and data["failed_answers"] == 0
         assert data["tokens"]["ask"]["answer_choice"]["prompt"] > 0
+        # q0 (3 choices) and q1 (2 choices) are asked three times each.
+        assert abs(data["chance"] - (3 / 3 + 3 / 2) / 6) < 1e-9
 
     erase = results["erase"]
     assert erase["correct"] == erase["asked"] == 6, erase["answers"]
