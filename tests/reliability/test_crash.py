@@ -46,9 +46,10 @@ def _processed(stack: Stack, worker: int) -> int:
 async def test_sigkill_at_random_points_loses_and_repeats_nothing(
     stack_factory: StackFactory, scale: Scale
 ) -> None:
-    count = scale.pick(1000, 100)
+    count = scale.pick(1000, 48)
     kills = scale.pick(20, 3)
-    scenario = stream_scenario(count, seed=SEED)
+    # Reduced, the scenario of the restart and LM outage tests: one reference serves all.
+    scenario = stream_scenario(count, seed=7)
     reference = await reference_snapshot(stack_factory, scenario)
 
     rng = random.Random(SEED)  # noqa: S311 - reproducible kill points

@@ -26,8 +26,8 @@ SEED = 7  # the scenario of test_restarts.py: one reference serves both
 
 
 async def test_lm_server_stopped_mid_stream(stack_factory: StackFactory, scale: Scale) -> None:
-    scenario = stream_scenario(scale.pick(300, 60), seed=SEED)
-    outage_s = scale.pick(60, 12)
+    scenario = stream_scenario(scale.pick(300, 48), seed=SEED)
+    outage_s = scale.pick(60, 10)
     reference = await reference_snapshot(stack_factory, scenario)
     stack = await stack_factory(scenario.decisions)
     worker = stack.start_worker()

@@ -34,7 +34,7 @@ SEED = 7
 
 
 def _scenario(scale: Scale) -> Scenario:
-    return stream_scenario(scale.pick(300, 60), seed=SEED)
+    return stream_scenario(scale.pick(300, 48), seed=SEED)
 
 
 async def _restart_mid_stream(
