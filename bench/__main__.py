@@ -2,4 +2,5 @@
 
 from bench.run import main
 
-main()
+if __name__ == "__main__":  # the embedding process (spawn) imports this module too
+    main()

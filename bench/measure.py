@@ -15,6 +15,7 @@ from factstream.embed.base import Embedder, Vector
 __all__ = [
     "CpuMeter",
     "RecordingEmbedder",
+    "embed_busy_seconds",
     "percentile",
     "rss_mib",
     "stage_seconds",
@@ -91,6 +92,16 @@ def stage_seconds(registry: CollectorRegistry) -> dict[str, float]:
             if sample.name.endswith("_sum"):
                 found[sample.labels["stage"]] = round(sample.value, 3)
     return found
+
+
+def embed_busy_seconds(registry: CollectorRegistry) -> tuple[float, int]:
+    """Seconds the embedding model spent in encode calls, and the calls (the model's own)."""
+    for family in registry.collect():
+        if family.name == "factstream_embed_batch_seconds":
+            busy = sum(s.value for s in family.samples if s.name.endswith("_sum"))
+            calls = sum(s.value for s in family.samples if s.name.endswith("_count"))
+            return busy, int(calls)
+    return 0.0, 0
 
 
 def _cpu_seconds(pid: int) -> float:

@@ -20,7 +20,7 @@ from typing import Any
 
 from bench.corpus import load, stream_documents, stub_rules
 from bench.harness import Deployment
-from bench.measure import CpuMeter, RecordingEmbedder, stage_seconds
+from bench.measure import CpuMeter, RecordingEmbedder, embed_busy_seconds, stage_seconds
 from bench.sizes import Size
 from factstream.agents.editor import Editor, InputRecord, Outcome
 from factstream.clients import build_clients
@@ -125,17 +125,24 @@ async def _measure(
         warm, timed_docs = clark_docs[:lanes], clark_docs[lanes:]
         await _edit_all(editor, dep.settings, topic, _by_namespace(warm), {})
         recording.recording = True
+        busy_before = embed_busy_seconds(clients.metrics.registry)
         pids = {"bench (editor + materializer)": os.getpid(), **_service_pids(dep)}
         elapsed, outcomes, cpu = await _edit_all(
             editor, dep.settings, topic, _by_namespace(timed_docs), pids
         )
         recording.recording = False
+        busy_after = embed_busy_seconds(clients.metrics.registry)
         stages = stage_seconds(clients.metrics.registry)
         bound = await _bound(recording)
     finally:
         await publisher.stop()
         await clients.aclose()
-    return {**_result(len(timed_docs), lanes, elapsed, outcomes, stages, bound), "cpu_s": cpu}
+    return {
+        **_result(len(timed_docs), lanes, elapsed, outcomes, stages, bound),
+        "embed_busy_s": round(busy_after[0] - busy_before[0], 2),
+        "embed_model_calls": busy_after[1] - busy_before[1],
+        "cpu_s": cpu,
+    }
 
 
 def _service_pids(dep: Deployment) -> dict[str, int]:

@@ -2,4 +2,5 @@
 
 from factstream.cli import main
 
-main()
+if __name__ == "__main__":  # the embedding process (spawn) imports this module too
+    main()

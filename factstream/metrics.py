@@ -111,7 +111,7 @@ class EmbedMetrics:
             ),
             latency=Histogram(
                 "factstream_embed_batch_seconds",
-                "Seconds per embedding batch.",
+                "Seconds the model computed per embedding call (merged requests; no queueing).",
                 ["model"],
                 buckets=_LATENCY_BUCKETS,
                 registry=registry,

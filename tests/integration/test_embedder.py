@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import math
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -72,7 +78,7 @@ async def test_encoding_does_not_block_the_event_loop(
     elapsed = time.monotonic() - started
     task.cancel()
     assert len(vectors) == 512
-    # The loop kept running while the model worked in its thread.
+    # The loop kept running while the model worked in its process.
     assert elapsed > 0.1 and ticks >= 0.3 * elapsed / 0.01
 
 
@@ -89,3 +95,61 @@ async def test_any_model_by_path() -> None:
 async def test_missing_model_is_an_embed_error() -> None:
     with pytest.raises(EmbedError, match="cannot load"):
         await SentenceTransformerEmbedder.load(EmbedSettings(model="no-such/model-anywhere"))
+
+
+_PARENT = """
+import asyncio, multiprocessing, sys
+from factstream.config import EmbedSettings
+from factstream.embed.st_embedder import SentenceTransformerEmbedder
+
+async def main() -> None:
+    embedder = await SentenceTransformerEmbedder.load(EmbedSettings())
+    await embedder.embed("warm")
+    print(*(p.pid for p in multiprocessing.active_children()), flush=True)
+    await asyncio.sleep(600)
+
+if __name__ == "__main__":
+    asyncio.run(main())
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z")
+
+
+async def test_the_model_process_exits_when_its_parent_is_killed(tmp_path: Path) -> None:
+    script = tmp_path / "parent.py"
+    script.write_text(_PARENT)
+    parent = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    try:
+        assert parent.stdout is not None
+        line = await asyncio.wait_for(asyncio.to_thread(parent.stdout.readline), 120)
+        (child_pid,) = (int(p) for p in line.split())
+        assert _alive(child_pid)
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        if parent.stdout is not None:
+            parent.stdout.close()
+    deadline = time.monotonic() + 10
+    while _alive(child_pid) and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    assert not _alive(child_pid), "the embedding process outlived its SIGKILLed parent"
+
+
+async def test_a_killed_model_process_fails_one_call_and_is_replaced(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    before = await embedder.embed("The Queen will address the nation.")
+    (child_pid,) = (p.pid for p in multiprocessing.active_children())
+    os.kill(child_pid, signal.SIGKILL)
+    with pytest.raises(EmbedError, match="died"):
+        await embedder.embed("anything")
+    assert await embedder.embed("The Queen will address the nation.") == pytest.approx(before)
