@@ -167,9 +167,9 @@ class EmbedSettings(BaseSettings):
     threads: int = Field(
         1,
         ge=0,
-        description="CPU threads torch encodes with; 0: torch's default (one per core). "
-        "Extra threads pay only on idle cores: sharing them with Weaviate, Kafka or the LM, "
-        "torch's threads wait on each other (bench: ten times slower on 2 busy cores).",
+        description="CPU threads torch encodes with, in the embedding process of its own; 0: "
+        "torch's default (one per core). Extra threads pay only on idle cores: sharing them "
+        "with Weaviate, Kafka or the LM, torch's threads wait on each other.",
     )
     offline: bool = Field(True, description="Never contact the Hugging Face hub (HF_HUB_OFFLINE).")
 

@@ -7,6 +7,8 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 
+import numpy as np
+
 from factstream.errors import StoreError
 from factstream.store.base import StoredFact
 from factstream.topics.records import Fact
@@ -16,6 +18,7 @@ __all__ = [
     "check_search_args",
     "cosine",
     "odd_dimensions",
+    "similarities",
     "similarity",
     "order_key",
     "visible",
@@ -46,6 +49,31 @@ def similarity(query: Sequence[float], stored: Sequence[float]) -> float:
         return cosine(query, stored)
     except ValueError as exc:
         raise StoreError(f"query vector does not fit the namespace: {exc}") from exc
+
+
+def similarities(query: Sequence[float], stored: Sequence[Sequence[float]]) -> list[float]:
+    """``similarity`` of the query and each stored vector, at once (numpy; a search's
+    candidates: dozens of vectors whose cosines one by one in Python cost milliseconds).
+
+    Raises:
+        StoreError: a vector does not have the query's dimension.
+    """
+    if not stored:
+        return []
+    q = np.asarray(query, dtype=np.float64)
+    try:
+        m = np.asarray(stored, dtype=np.float64)
+    except ValueError as exc:  # ragged rows
+        raise StoreError(f"stored vectors of different dimensions: {exc}") from exc
+    if m.ndim != 2 or m.shape[1] != q.shape[0]:
+        raise StoreError(
+            f"query vector does not fit the namespace: {q.shape[0]} and {m.shape[-1]} dimensions"
+        )
+    norms = np.linalg.norm(m, axis=1) * np.linalg.norm(q)
+    dots = m @ q
+    cos = np.divide(dots, norms, out=np.zeros_like(dots), where=norms != 0.0)
+    result: list[float] = cos.tolist()
+    return result
 
 
 def visible(fact: Fact, as_of: datetime | None, *, include_false: bool = False) -> bool:

@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Awaitable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import weaviate
 from weaviate import exceptions as wx
@@ -33,7 +33,7 @@ from factstream.store.rules import (
     check_search_args,
     odd_dimensions,
     order_key,
-    similarity,
+    similarities,
     visible,
 )
 from factstream.store.schema import (
@@ -159,7 +159,7 @@ class WeaviateFactStore:
                     return_metadata=MetadataQuery(score=True),
                 ),
             )
-            hits = [hit for obj in objects if (hit := _hit(obj, vector, as_of, min_similarity))]
+            hits = _hits(objects, vector, as_of, min_similarity)
             if len(hits) >= top_k or len(objects) < limit or limit >= MAX_RESULTS:
                 return hits[:top_k]
             limit = min(limit * _GROWTH, MAX_RESULTS)
@@ -410,25 +410,26 @@ def _truth_filter(as_of: datetime | None, *, include_false: bool) -> FilterRetur
     return seen & (Filter.by_property("truth").equal(True) | changed_later)
 
 
-def _hit(
-    obj: _Obj, vector: Sequence[float], as_of: datetime | None, min_similarity: float
-) -> SearchHit | None:
-    """The candidate as a hit if it is exactly true at ``as_of`` and clears the floor."""
-    fact = fact_from_properties(obj.properties)
-    if not visible(fact, as_of):
-        return None
-    cos = similarity(vector, _vector_of(obj))
-    if cos < min_similarity:
-        return None
-    return SearchHit(fact, cos, float(obj.metadata.score or 0.0))
+def _hits(
+    objects: Sequence[_Obj], vector: Sequence[float], as_of: datetime | None, min_similarity: float
+) -> list[SearchHit]:
+    """The candidates that are exactly true at ``as_of`` and clear the floor, in order."""
+    cosines = similarities(vector, [_vector_of(obj) for obj in objects])
+    hits = []
+    for obj, cos in zip(objects, cosines, strict=True):
+        if cos < min_similarity:
+            continue
+        fact = fact_from_properties(obj.properties)
+        if visible(fact, as_of):
+            hits.append(SearchHit(fact, cos, float(obj.metadata.score or 0.0)))
+    return hits
 
 
-def _vector_of(obj: _Obj) -> list[float]:
+def _vector_of(obj: _Obj) -> Sequence[float]:
     stored = obj.vector["default"]
-    flat = [x for x in stored if isinstance(x, float)]
-    if len(flat) != len(stored):
+    if stored and not isinstance(stored[0], float):
         raise StoreError(f"object {obj.uuid} holds a multi-vector, not one fact vector")
-    return flat
+    return cast("Sequence[float]", stored)
 
 
 async def _ensure_collection(client: weaviate.WeaviateAsyncClient, spec: CollectionSpec) -> None:

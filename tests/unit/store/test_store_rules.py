@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from unit.store.builders import day, make_fact, stored
 
 from factstream.errors import StoreError
@@ -14,6 +16,7 @@ from factstream.store.rules import (
     cosine,
     odd_dimensions,
     order_key,
+    similarities,
     similarity,
     visible,
 )
@@ -27,6 +30,33 @@ def test_cosine_ignores_length_and_handles_zero_vectors() -> None:
         cosine([1.0], [1.0, 0.0])
     with pytest.raises(StoreError, match="does not fit"):
         similarity([1.0], [1.0, 0.0])
+
+
+_FLOATS = st.floats(-1e3, 1e3, allow_nan=False)
+
+
+@given(
+    st.integers(1, 8).flatmap(
+        lambda d: st.tuples(
+            st.lists(_FLOATS, min_size=d, max_size=d),
+            st.lists(st.lists(_FLOATS, min_size=d, max_size=d), max_size=6),
+        )
+    )
+)
+def test_similarities_are_the_cosines_one_by_one(
+    case: tuple[list[float], list[list[float]]],
+) -> None:
+    query, stored = case
+    assert similarities(query, stored) == pytest.approx(
+        [similarity(query, v) for v in stored], abs=1e-9
+    )
+
+
+def test_similarities_refuse_vectors_of_another_dimension() -> None:
+    with pytest.raises(StoreError, match="does not fit"):
+        similarities([1.0, 0.0], [[1.0, 0.0, 0.0]])
+    with pytest.raises(StoreError, match="different dimensions"):
+        similarities([1.0, 0.0], [[1.0, 0.0], [1.0]])
 
 
 def test_visible_follows_the_last_entry_at_or_before_the_time() -> None:
