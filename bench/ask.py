@@ -22,13 +22,15 @@ import numpy as np
 
 from bench.corpus import FactPool, load, pool_sentences, questions
 from bench.harness import Deployment
-from bench.measure import summary_ms
+from bench.measure import summary_ms, wait_idle
 from bench.own_weaviate import OwnWeaviate
 from bench.sizes import Size
 from factstream.clients import Clients, build_clients
 from factstream.config import Settings
 from factstream.knowledge.query import AskRequest, QueryEngine, prompt_facts
 from factstream.prompts import answer
+from factstream.services import manager
+from factstream.services.process import read_pid
 from factstream.store.base import StoredFact
 
 __all__ = ["GOAL_MS", "MILLION", "MILLION_GOAL_MS", "run", "run_million"]
@@ -98,6 +100,7 @@ async def _steps(
     sizes: tuple[int, ...],
     queries: int,
     progress: Callable[[int], None],
+    weaviate_pid: int | None,
 ) -> dict[str, Any]:
     pool = await _pool(clients, data, max(sizes))
     asked = (questions(data) * (1 + (queries + _WARM_UP) // 428))[: queries + _WARM_UP]
@@ -106,13 +109,21 @@ async def _steps(
         started = time.perf_counter()
         await _fill(clients, pool, loaded, n, progress)
         load_s = time.perf_counter() - started
+        settle_s = await wait_idle(weaviate_pid)
         results[str(n)] = {
             "load_s": round(load_s, 1),
-            "loaded_facts": n - loaded,
+            "settle_s": settle_s,
+            "added_facts": n - loaded,
             **await _latencies(engine, asked),
         }
         loaded = n
     return results
+
+
+def _weaviate_pid(settings: Settings) -> int | None:
+    """The shared Weaviate's pid when this cache folder runs it."""
+    (service,) = manager.build_services(settings, ["weaviate"])
+    return read_pid(service.pidfile)
 
 
 def _report(steps: dict[str, Any], goal_at: int, goal_ms: float, key: str) -> dict[str, Any]:
@@ -136,7 +147,9 @@ async def run(
     dep = Deployment(base, workdir / "ask", stub=False)
     clients = await build_clients(dep.settings)
     try:
-        steps = await _steps(clients, data, size.ask_facts, size.ask_queries, progress)
+        steps = await _steps(
+            clients, data, size.ask_facts, size.ask_queries, progress, _weaviate_pid(base)
+        )
     finally:
         await clients.aclose()
         await dep.close()
@@ -160,7 +173,7 @@ async def run_million(
         clients = await build_clients(dep.settings)
         try:
             rss_before = own.rss_mib()
-            steps = await _steps(clients, data, (facts,), size.ask_queries, progress)
+            steps = await _steps(clients, data, (facts,), size.ask_queries, progress, own.pid)
             rss_after = own.rss_mib()
         finally:
             await clients.aclose()

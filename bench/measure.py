@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import time
@@ -20,6 +21,7 @@ __all__ = [
     "rss_mib",
     "stage_seconds",
     "summary_ms",
+    "wait_idle",
 ]
 
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -114,6 +116,23 @@ def _machine_busy() -> float:
     """CPU seconds all cores spent not idle since boot."""
     values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:8]]
     return (sum(values) - values[3] - values[4]) / _TICK  # less idle and iowait
+
+
+async def wait_idle(
+    pid: int | None, *, below: float = 0.1, window_s: float = 2.0, timeout_s: float = 300.0
+) -> float:
+    """Wait until process ``pid`` uses under ``below`` of a core over ``window_s``; seconds
+    waited (0 without a pid). After a bulk load Weaviate flushes and compacts its segments
+    for a while: queries timed meanwhile measure that, not search."""
+    if pid is None or not Path(f"/proc/{pid}").exists():
+        return 0.0
+    started = time.monotonic()
+    while time.monotonic() - started < timeout_s:
+        before = _cpu_seconds(pid)
+        await asyncio.sleep(window_s)
+        if (_cpu_seconds(pid) - before) / window_s < below:
+            break
+    return round(time.monotonic() - started, 1)
 
 
 class CpuMeter:

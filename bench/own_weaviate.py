@@ -56,6 +56,11 @@ class OwnWeaviate:
             timeout_s=120,
         )
 
+    @property
+    def pid(self) -> int | None:
+        """The server's pid while it runs."""
+        return self._proc.pid if self._proc is not None else None
+
     def rss_mib(self) -> float:
         if self._proc is None:
             raise RuntimeError("not started")

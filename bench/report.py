@@ -15,7 +15,7 @@ from rich.table import Table
 
 from bench.harness import REPO
 
-__all__ = ["RESULTS", "Row", "new_report", "rows", "table", "write"]
+__all__ = ["RESULTS", "Row", "load", "markdown", "new_report", "rows", "table", "title", "write"]
 
 RESULTS = REPO / "bench" / "results"
 Row = tuple[str, str, str, str, str]  # benchmark, measure, value, goal, met
@@ -72,6 +72,16 @@ def _throughput(r: dict[str, Any]) -> Iterator[Row]:
         f"{r['pipeline_docs_per_s']} / {r['bound_docs_per_s']} = {r['ratio']}",
         ">= 0.8",
         _met(r["met"]),
+    )
+
+    if "embed_busy_s" not in r:  # results from before the figure existed
+        return
+    yield (
+        "1 pipeline, zero-latency LM",
+        "embedding model busy / wall seconds (model calls)",
+        f"{r['embed_busy_s']} / {r['seconds']} ({r['embed_model_calls']})",
+        "",
+        "",
     )
 
 
@@ -159,6 +169,24 @@ def rows(report: dict[str, Any]) -> list[Row]:
     return out
 
 
+def title(report: dict[str, Any]) -> str:
+    """What the table is of: the run's timestamp, size and commit."""
+    return f"factstream bench {report['timestamp']} ({report['size']}, {report['commit']})"
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The table as Markdown (what the README quotes)."""
+    lines = ["| benchmark | measure | value | goal | met |", "|---|---|---|---|---|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows(report)]
+    return "\n".join(lines) + "\n"
+
+
+def load(path: Path) -> dict[str, Any]:
+    """A results file."""
+    report: dict[str, Any] = orjson.loads(path.read_bytes())
+    return report
+
+
 def table(report: dict[str, Any]) -> Table:
     """The report as a rich table."""
     out = Table(
@@ -167,8 +195,22 @@ def table(report: dict[str, Any]) -> Table:
         "value",
         "goal",
         "met",
-        title=f"factstream bench {report['timestamp']} ({report['size']}, {report['commit']})",
+        title=title(report),
     )
     for row in rows(report):
         out.add_row(*row)
     return out
+
+
+def main() -> None:
+    """`python -m bench.report [FILE]`: a results file's table as Markdown (default: newest)."""
+    import sys  # noqa: PLC0415 - only as a script
+
+    paths = [Path(a) for a in sys.argv[1:]] or sorted(RESULTS.glob("*.json"))[-1:]
+    if not paths:
+        raise SystemExit(f"no results under {RESULTS}")
+    print(markdown(load(paths[0])), end="")  # noqa: T201 - the script's output
+
+
+if __name__ == "__main__":
+    main()
