@@ -119,19 +119,24 @@ def _machine_busy() -> float:
 
 
 async def wait_idle(
-    pid: int | None, *, below: float = 0.1, window_s: float = 2.0, timeout_s: float = 300.0
+    pid: int | None,
+    *,
+    below: float = 0.1,
+    window_s: float = 2.0,
+    quiet_windows: int = 5,
+    timeout_s: float = 300.0,
 ) -> float:
-    """Wait until process ``pid`` uses under ``below`` of a core over ``window_s``; seconds
-    waited (0 without a pid). After a bulk load Weaviate flushes and compacts its segments
-    for a while: queries timed meanwhile measure that, not search."""
+    """Wait until process ``pid`` has used under ``below`` of a core in ``quiet_windows``
+    windows of ``window_s`` in a row; seconds waited (0 without a pid). After a bulk load
+    Weaviate flushes and compacts its segments in bursts (one seen 4-6 s after the load's
+    end, a core for 2 s): queries timed meanwhile measure that, not search."""
     if pid is None or not Path(f"/proc/{pid}").exists():
         return 0.0
-    started = time.monotonic()
-    while time.monotonic() - started < timeout_s:
+    started, quiet = time.monotonic(), 0
+    while quiet < quiet_windows and time.monotonic() - started < timeout_s:
         before = _cpu_seconds(pid)
         await asyncio.sleep(window_s)
-        if (_cpu_seconds(pid) - before) / window_s < below:
-            break
+        quiet = quiet + 1 if (_cpu_seconds(pid) - before) / window_s < below else 0
     return round(time.monotonic() - started, 1)
 
 

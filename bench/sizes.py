@@ -14,6 +14,7 @@ class Size:
     name: str
     throughput_docs: int  # documents timed through editor + materializer
     throughput_lanes: int  # namespaces edited at once (the worker's partition actors)
+    throughput_trials: int  # repeats on fresh namespaces; the median ratio is reported
     token_docs: int  # CLARK-News documents classified both ways on the real LM
     token_max_facts: int  # of the facts retrieved per document, classify at most this many
     ask_facts: tuple[int, ...]  # facts in the namespace, one measurement each
@@ -28,6 +29,7 @@ FULL = Size(
     name="full",
     throughput_docs=320,
     throughput_lanes=8,
+    throughput_trials=3,
     token_docs=10,
     token_max_facts=100,
     ask_facts=(10_000, 100_000),
@@ -42,6 +44,7 @@ SMOKE = Size(
     name="smoke",
     throughput_docs=6,
     throughput_lanes=2,
+    throughput_trials=1,
     token_docs=1,
     token_max_facts=1,
     ask_facts=(300,),
