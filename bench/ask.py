@@ -110,10 +110,12 @@ async def _steps(
         await _fill(clients, pool, loaded, n, progress)
         load_s = time.perf_counter() - started
         settle_s = await wait_idle(weaviate_pid)
+        counts = await clients.store.count_facts(_NAMESPACE)
         results[str(n)] = {
             "load_s": round(load_s, 1),
             "settle_s": settle_s,
             "added_facts": n - loaded,
+            "facts_in_namespace": counts.true + counts.false,
             **await _latencies(engine, asked),
         }
         loaded = n

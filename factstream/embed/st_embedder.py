@@ -75,7 +75,10 @@ class SentenceTransformerEmbedder:
         except BaseException as exc:
             executor.shutdown(wait=False, cancel_futures=True)
             if isinstance(exc, BrokenProcessPool):
-                raise EmbedError(f"the embedding process died loading {settings.model!r}") from exc
+                raise EmbedError(
+                    f"the embedding process died loading {settings.model!r} (it is spawned: "
+                    'a script that loads the embedder needs `if __name__ == "__main__":`)'
+                ) from exc
             raise
         return cls(settings, executor, dim, metrics)
 

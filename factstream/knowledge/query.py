@@ -7,6 +7,7 @@ truth then, and the history up to then (nothing after it was known at that time)
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -160,8 +161,10 @@ class QueryEngine:
         top_k = self.validate(request)
         timings = timings if timings is not None else {}
         start = time.perf_counter()
-        await self.require_namespace(request.namespace)
-        vector = await self._embedder.embed(request.question)
+        # The namespace check is a store round trip: made while the question is embedded.
+        _, vector = await asyncio.gather(
+            self.require_namespace(request.namespace), self._embedder.embed(request.question)
+        )
         timings["embed"] = time.perf_counter() - start
         start = time.perf_counter()
         hits = await self._store.search(

@@ -51,7 +51,7 @@ def _check_latencies(m: dict[str, Any], queries: int) -> None:
 
 def _check_ask(r: dict[str, Any], facts: int) -> None:
     step = r["facts"][str(facts)]
-    assert step["loaded_facts"] == facts and step["load_s"] >= 0
+    assert step["added_facts"] == step["facts_in_namespace"] == facts and step["load_s"] >= 0
     _check_latencies(step, SMOKE.ask_queries)
 
 
