@@ -16,6 +16,7 @@ from factstream.embed.base import Embedder, Vector
 __all__ = [
     "CpuMeter",
     "RecordingEmbedder",
+    "child_pids",
     "embed_busy_seconds",
     "percentile",
     "rss_mib",
@@ -104,6 +105,17 @@ def embed_busy_seconds(registry: CollectorRegistry) -> tuple[float, int]:
             calls = sum(s.value for s in family.samples if s.name.endswith("_count"))
             return busy, int(calls)
     return 0.0, 0
+
+
+def child_pids(pid: int, marker: str) -> list[int]:
+    """The child processes of ``pid`` whose command line holds ``marker`` (Linux /proc)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            cmdline = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ")
+            if marker.encode() in cmdline:
+                found.append(int(child))
+    return found
 
 
 def _cpu_seconds(pid: int) -> float:

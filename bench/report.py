@@ -24,7 +24,7 @@ Row = tuple[str, str, str, str, str]  # benchmark, measure, value, goal, met
 def _commit() -> str:
     try:
         out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],  # noqa: S607 - git on PATH
+            ["git", "describe", "--always", "--dirty"],  # noqa: S607 - git on PATH
             cwd=REPO,
             capture_output=True,
             text=True,
@@ -33,6 +33,16 @@ def _commit() -> str:
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return out.stdout.strip()
+
+
+def _cpu_model() -> str:
+    """The processor's model name (Linux /proc/cpuinfo), or "unknown"."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return "unknown"
+    names = (line.split(":", 1)[1].strip() for line in lines if line.startswith("model name"))
+    return next(names, "unknown")
 
 
 def new_report(size: str, stamp: datetime | None = None) -> dict[str, Any]:
@@ -44,6 +54,7 @@ def new_report(size: str, stamp: datetime | None = None) -> dict[str, Any]:
         "commit": _commit(),
         "machine": {
             "cpus": os.cpu_count(),
+            "cpu_model": _cpu_model(),
             "python": platform.python_version(),
             "platform": platform.platform(),
             "load_avg_at_start": [round(x, 2) for x in os.getloadavg()],
@@ -88,6 +99,18 @@ def _throughput(r: dict[str, Any]) -> Iterator[Row]:
         "1 pipeline, zero-latency LM",
         "embedding model busy / wall seconds (model calls)",
         f"{r['embed_busy_s']} / {r['seconds']} ({r['embed_model_calls']})",
+        "",
+        "",
+    )
+    cpu = dict(r.get("cpu_s", {}))
+    machine, capacity = cpu.pop("machine (all processes)", None), cpu.pop("machine capacity", None)
+    if machine is None or capacity is None:
+        return
+    yield (
+        "1 pipeline, zero-latency LM",
+        "CPU seconds by process; the machine's busy / capacity",
+        ", ".join(f"{name} {seconds}" for name, seconds in cpu.items())
+        + f"; {machine} / {capacity}",
         "",
         "",
     )

@@ -20,7 +20,13 @@ from typing import Any
 
 from bench.corpus import load, stream_documents, stub_rules
 from bench.harness import Deployment
-from bench.measure import CpuMeter, RecordingEmbedder, embed_busy_seconds, stage_seconds
+from bench.measure import (
+    CpuMeter,
+    RecordingEmbedder,
+    child_pids,
+    embed_busy_seconds,
+    stage_seconds,
+)
 from bench.sizes import Size
 from factstream.agents.editor import Editor, InputRecord, Outcome
 from factstream.clients import build_clients
@@ -125,7 +131,11 @@ async def _measure(
         await _edit_all(editor, dep.settings, topic, _by_namespace(warm), {})
         recording.recording = True
         busy_before = embed_busy_seconds(clients.metrics.registry)
-        pids = {"bench (editor + materializer)": os.getpid(), **_service_pids(dep)}
+        pids = {
+            "bench (editor + materializer)": os.getpid(),
+            **_embedding_pids(),
+            **_service_pids(dep),
+        }
         elapsed, outcomes, cpu = await _edit_all(
             editor, dep.settings, topic, _by_namespace(timed_docs), pids
         )
@@ -142,6 +152,12 @@ async def _measure(
         "embed_model_calls": busy_after[1] - busy_before[1],
         "cpu_s": cpu,
     }
+
+
+def _embedding_pids() -> dict[str, int]:
+    """The embedding model's process (spawned by multiprocessing), when there is one."""
+    children = child_pids(os.getpid(), "spawn_main")
+    return {"embedding model": children[0]} if len(children) == 1 else {}
 
 
 def _service_pids(dep: Deployment) -> dict[str, int]:

@@ -28,6 +28,9 @@ def _check_throughput(r: dict[str, Any]) -> None:
     assert r["embedded_texts"] >= r["documents"] and r["embed_calls"] >= r["documents"]
     assert _positive(r["pipeline_docs_per_s"], r["bound_docs_per_s"], r["ratio"])
     assert {"embed", "retrieve", "extract"} <= set(r["stage_seconds"])
+    cpu = r["cpu_s"]
+    assert {"embedding model", "bench (editor + materializer)", "stub LM"} <= set(cpu)
+    assert cpu["machine (all processes)"] > 0
     assert r["met"] == (r["ratio"] >= 0.8)
 
 
