@@ -53,7 +53,10 @@ async def test_default_model_loads_offline_and_embeds(
     )
     assert all(math.isclose(math.sqrt(_dot(v, v)), 1.0, rel_tol=1e-4) for v in (queen, rocket))
     assert _dot(queen, monarch) > 0.5 > _dot(queen, rocket)
-    assert await embedder.embed("The Queen will address the nation on Christmas Day.") == queen
+    # Alone or in a batch, the same text gets the same vector up to float rounding: matrix
+    # kernels round differently by batch shape (seen 4e-9 on AVX-512), never more than that.
+    alone = await embedder.embed("The Queen will address the nation on Christmas Day.")
+    assert max(abs(a - b) for a, b in zip(alone, queen, strict=True)) < 1e-6
     assert (
         registry.get_sample_value("factstream_embed_texts_total", {"model": "all-MiniLM-L6-v2"})
         == 4
