@@ -112,7 +112,10 @@ def child_pids(pid: int, marker: str) -> list[int]:
     found = []
     for task in Path(f"/proc/{pid}/task").iterdir():
         for child in (task / "children").read_text().split():
-            cmdline = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ")
+            try:
+                cmdline = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ")
+            except FileNotFoundError:  # it exited since the listing
+                continue
             if marker.encode() in cmdline:
                 found.append(int(child))
     return found

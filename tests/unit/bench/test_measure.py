@@ -5,11 +5,13 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
+from multiprocessing.synchronize import Event
 
 from bench.measure import CpuMeter, child_pids
 
 
-def _spin(seconds: float) -> None:
+def _spin(seconds: float, spinning: Event) -> None:
+    spinning.set()
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         pass
@@ -31,9 +33,12 @@ def test_child_pids_finds_a_spawned_child_by_its_command_line() -> None:
 
 def test_cpu_meter_counts_a_busy_child_and_not_an_idle_one() -> None:
     ctx = multiprocessing.get_context("spawn")
-    busy, idle = ctx.Process(target=_spin, args=(1.0,)), ctx.Process(target=time.sleep, args=(1,))
+    spinning = ctx.Event()
+    busy = ctx.Process(target=_spin, args=(1.5, spinning))
+    idle = ctx.Process(target=time.sleep, args=(1.5,))
     busy.start()
     idle.start()
+    assert spinning.wait(timeout=30), "the busy child never started"
     assert busy.pid is not None and idle.pid is not None
     meter = CpuMeter({"busy": busy.pid, "idle": idle.pid})
     time.sleep(0.7)
