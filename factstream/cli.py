@@ -130,8 +130,8 @@ def demo(
     """The main job: stack up, worker on, CLARK-News documents edited in, facts shown."""
     from rich.progress import Progress
 
-    from factstream.agents.inspect import history_line
     from factstream.demo import DEFAULT_DEMO_DATA, run_demo
+    from factstream.ops.inspect import history_line
 
     settings, data = _settings(), data or DEFAULT_DEMO_DATA
     namespace = f"demo-{datetime.now(UTC):%Y%m%d-%H%M%S}"
@@ -203,7 +203,7 @@ def publish(
     """Publish documents (one JSON object per line) to factstream.documents, in file order."""
     from rich.progress import Progress
 
-    from factstream.agents.publish import publish_file
+    from factstream.ops.publish import publish_file
 
     settings = _settings()
     with path.open("rb") as file:
@@ -233,7 +233,7 @@ def facts(
     limit: Annotated[int, typer.Option(min=1, max=1000)] = 50,
 ) -> None:
     """List or search a namespace's facts with their histories."""
-    from factstream.agents.inspect import fact_table
+    from factstream.ops.inspect import fact_table
 
     when = as_of.replace(tzinfo=as_of.tzinfo or UTC) if as_of else None
     try:
@@ -256,8 +256,8 @@ def rebuild(
     """Rebuild namespaces' Weaviate state from the changelog (stop their workers first)."""
     from rich.progress import Progress
 
-    from factstream.agents.rebuild import RebuildReport, rebuild_namespaces
     from factstream.clients import build_clients
+    from factstream.ops.rebuild import RebuildReport, rebuild_namespaces
 
     if bool(namespace) == every:
         raise typer.BadParameter("name the namespaces (--namespace N ...) or give --all")
@@ -492,9 +492,9 @@ def ask(
     top_k: Annotated[int | None, typer.Option("--top-k", min=1, help="Facts to use.")] = None,
 ) -> None:
     """Answer a question from a namespace's facts (in-process, as POST /v1/ask does)."""
-    from factstream.agents.inspect import history_line
     from factstream.clients import build_clients
     from factstream.knowledge.query import AskRequest, AskResult, QueryEngine
+    from factstream.ops.inspect import history_line
 
     settings = _settings()
     when = as_of.replace(tzinfo=as_of.tzinfo or UTC) if as_of else None

@@ -27,7 +27,6 @@ import httpx
 from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
-from factstream.agents.waiting import wait_applied
 from factstream.clients import Clients, build_clients
 from factstream.config import Settings
 from factstream.errors import FactstreamError
@@ -42,6 +41,7 @@ from factstream.eval.protocol import (
 )
 from factstream.eval.report import tokens_by_task, total_tokens
 from factstream.knowledge.query import AskRequest, QueryEngine
+from factstream.ops.waiting import wait_applied
 from factstream.streams.admin import ensure_topics
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.topics.records import Document
