@@ -42,6 +42,7 @@ from factstream.eval.protocol import (
 from factstream.eval.report import tokens_by_task, total_tokens
 from factstream.knowledge.query import AskRequest, QueryEngine
 from factstream.ops.waiting import wait_applied
+from factstream.services.process import free_port
 from factstream.streams.admin import ensure_topics
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.topics.records import Document
@@ -108,14 +109,6 @@ def _environ(extra: dict[str, str]) -> Iterator[None]:
     finally:
         os.environ.clear()
         os.environ.update(saved)
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _documents(run: ClarkRun, namespace: str) -> list[Document]:
@@ -210,7 +203,7 @@ async def run_clark(run: ClarkRun, progress: Progress | None = None) -> dict[str
     """Run the protocol for ``run.method``; returns the results (the CLI writes them)."""
     progress = progress or Progress()
     started = time.monotonic()
-    metrics_port = _free_port()
+    metrics_port = free_port()
     names = _names(run, metrics_port)
     with _environ(names.env):
         settings = Settings()

@@ -22,13 +22,14 @@ import pytest
 import uvicorn
 from aiokafka import AIOKafkaProducer
 from fixtures.decisions import Decisions
-from fixtures.stack import Stack, StackFactory, free_port
+from fixtures.stack import Stack, StackFactory
 
 from factstream.access import hash_key
 from factstream.api.app import create_app
 from factstream.clients import Clients, build_clients
 from factstream.config import Settings
 from factstream.knowledge.materializer import Materializer
+from factstream.services.process import free_port
 from factstream.topics.definitions import TopicName
 from factstream.topics.records import (
     Answer,
