@@ -25,7 +25,7 @@ from bench.harness import Deployment
 from bench.measure import summary_ms, wait_idle
 from bench.own_weaviate import OwnWeaviate
 from bench.sizes import Size
-from factstream.clients import Clients, build_clients
+from factstream.clients import Clients, open_clients
 from factstream.config import Settings
 from factstream.knowledge.query import AskRequest, QueryEngine, prompt_facts
 from factstream.prompts import answer
@@ -147,13 +147,12 @@ async def run(
 ) -> dict[str, Any]:
     """10k and 100k facts (full size) on the shared Weaviate, in a fresh collection."""
     dep = Deployment(base, workdir / "ask", stub=False)
-    clients = await build_clients(dep.settings)
     try:
-        steps = await _steps(
-            clients, data, size.ask_facts, size.ask_queries, progress, _weaviate_pid(base)
-        )
+        async with open_clients(dep.settings) as clients:
+            steps = await _steps(
+                clients, data, size.ask_facts, size.ask_queries, progress, _weaviate_pid(base)
+            )
     finally:
-        await clients.aclose()
         await dep.close()
     return _report(steps, max(size.ask_facts), GOAL_MS, "total")
 
@@ -172,13 +171,10 @@ async def run_million(
     own.start()
     try:
         dep = Deployment(own.settings, workdir / "ask-1m", stub=False)
-        clients = await build_clients(dep.settings)
-        try:
+        async with open_clients(dep.settings) as clients:
             rss_before = own.rss_mib()
             steps = await _steps(clients, data, (facts,), size.ask_queries, progress, own.pid)
             rss_after = own.rss_mib()
-        finally:
-            await clients.aclose()
     finally:
         own.stop()
     result = _report(steps, facts, MILLION_GOAL_MS, "retrieve")

@@ -16,7 +16,7 @@ from typing import Any
 from bench.corpus import clark_facts, load
 from bench.harness import Deployment
 from bench.sizes import Size
-from factstream.clients import Clients, build_clients
+from factstream.clients import Clients, open_clients
 from factstream.config import Settings
 from factstream.eval.datasets import ClarkDocument
 from factstream.lm.base import Usage
@@ -121,13 +121,12 @@ async def _classify(
 async def run(base: Settings, size: Size, workdir: Path, data: Path) -> dict[str, Any]:
     """Run the benchmark on the real LM server of ``base``."""
     dep = Deployment(base, workdir / "tokens", stub=False)
-    clients = await build_clients(dep.settings)
     try:
-        docs = await _load_facts(clients, data)
-        chosen = await _choose(clients, docs, size.token_docs, size.token_max_facts)
-        result = await _classify(clients, chosen)
+        async with open_clients(dep.settings) as clients:
+            docs = await _load_facts(clients, data)
+            chosen = await _choose(clients, docs, size.token_docs, size.token_max_facts)
+            result = await _classify(clients, chosen)
     finally:
-        await clients.aclose()
         await dep.close()
     # The headline is the prompt the editor uses by default.
     ratio = result["ratios"][DEFAULT_CLASSIFY_FACTS]

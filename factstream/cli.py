@@ -233,11 +233,20 @@ def facts(
     limit: Annotated[int, typer.Option(min=1, max=1000)] = 50,
 ) -> None:
     """List or search a namespace's facts with their histories."""
+    from factstream.clients import open_clients
     from factstream.ops.inspect import fact_table
 
+    settings = _settings()
     when = as_of.replace(tzinfo=as_of.tzinfo or UTC) if as_of else None
+
+    async def run() -> Table:
+        async with open_clients(settings) as clients:
+            return await fact_table(
+                clients, namespace, search, when, all_facts, limit, alpha=settings.editor.alpha
+            )
+
     try:
-        table = asyncio.run(fact_table(_settings(), namespace, search, when, all_facts, limit))
+        table = asyncio.run(run())
     except FactstreamError as exc:
         raise _fail(exc) from exc
     console.print(table)
@@ -256,15 +265,14 @@ def rebuild(
     """Rebuild namespaces' Weaviate state from the changelog (stop their workers first)."""
     from rich.progress import Progress
 
-    from factstream.clients import build_clients
+    from factstream.clients import open_clients
     from factstream.ops.rebuild import RebuildReport, rebuild_namespaces
 
     if bool(namespace) == every:
         raise typer.BadParameter("name the namespaces (--namespace N ...) or give --all")
 
     async def run() -> list[RebuildReport]:
-        clients = await build_clients(_settings())
-        try:
+        async with open_clients(_settings()) as clients:
             with Progress(console=console) as bar:
                 task = bar.add_task("rebuilding", total=None)
                 return await rebuild_namespaces(
@@ -274,8 +282,6 @@ def rebuild(
                         task, description=f"rebuilding {ns}", completed=done, total=total
                     ),
                 )
-        finally:
-            await clients.aclose()
 
     try:
         reports = asyncio.run(run())
@@ -338,7 +344,7 @@ def eval_update_retrieval(
 
     from rich.progress import Progress
 
-    from factstream.clients import build_clients
+    from factstream.clients import open_clients
     from factstream.eval.datasets import load_clark
     from factstream.eval.retrieval import (
         KS,
@@ -352,23 +358,22 @@ def eval_update_retrieval(
     configs = retrieval_configs(settings.editor)
 
     async def run() -> Any:
-        clients = await build_clients(settings)
-        try:
-            await load_facts(clients.store, clients.embedder, clark, namespace)
-            with Progress(console=console) as bar:
-                task = bar.add_task("retrieving", total=None)
-                return await evaluate_update_retrieval(
-                    clients.store,
-                    clients.embedder,
-                    clark,
-                    namespace,
-                    configs,
-                    limit,
-                    lambda: bar.advance(task),
-                )
-        finally:
-            await clients.store.drop_namespace(namespace)
-            await clients.aclose()
+        async with open_clients(settings) as clients:
+            try:
+                await load_facts(clients.store, clients.embedder, clark, namespace)
+                with Progress(console=console) as bar:
+                    task = bar.add_task("retrieving", total=None)
+                    return await evaluate_update_retrieval(
+                        clients.store,
+                        clients.embedder,
+                        clark,
+                        namespace,
+                        configs,
+                        limit,
+                        lambda: bar.advance(task),
+                    )
+            finally:
+                await clients.store.drop_namespace(namespace)
 
     reports = asyncio.run(run())
     table = Table("retrieval", *(f"recall@{k}" for k in KS), "above floor", "editor sees")
@@ -492,7 +497,7 @@ def ask(
     top_k: Annotated[int | None, typer.Option("--top-k", min=1, help="Facts to use.")] = None,
 ) -> None:
     """Answer a question from a namespace's facts (in-process, as POST /v1/ask does)."""
-    from factstream.clients import build_clients
+    from factstream.clients import open_clients
     from factstream.knowledge.query import AskRequest, AskResult, QueryEngine
     from factstream.ops.inspect import history_line
 
@@ -500,8 +505,7 @@ def ask(
     when = as_of.replace(tzinfo=as_of.tzinfo or UTC) if as_of else None
 
     async def run() -> AskResult:
-        clients = await build_clients(settings)
-        try:
+        async with open_clients(settings) as clients:
             engine = QueryEngine(
                 clients.store,
                 clients.embedder,
@@ -510,8 +514,6 @@ def ask(
                 alpha=settings.editor.alpha,
             )
             return await engine.ask(AskRequest(question, namespace, when, top_k, choices))
-        finally:
-            await clients.aclose()
 
     try:
         result = asyncio.run(run())

@@ -27,7 +27,7 @@ import httpx
 from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
-from factstream.clients import Clients, build_clients
+from factstream.clients import Clients, open_clients
 from factstream.config import Settings
 from factstream.errors import FactstreamError
 from factstream.eval.datasets import ClarkDocument, load_clark
@@ -213,40 +213,39 @@ async def run_clark(run: ClarkRun, progress: Progress | None = None) -> dict[str
     log = settings.local.cache_dir / "logs" / f"{names.namespace}-worker.log"
     await ensure_topics(settings.kafka, settings.worker)
     worker = Part("worker", [sys.executable, "-m", "factstream", "worker"], log, "", env=names.env)
-    clients = await build_clients(settings, CollectorRegistry())
     publisher = ChangelogPublisher(settings.kafka, client_id=f"{names.namespace}-publish")
     answers: list[dict[str, Any]] = []
     checkpoint_rows: list[dict[str, Any]] = []
     ingest_s = ask_s = 0.0
-    try:
-        start_part(worker)
-        await publisher.start()
-        asker, sent = _Asker(clients, names.namespace), 0
-        for cp in checkpoints:
-            due = [d for d in documents[sent:] if d.timestamp <= cp.time]
-            progress.stage(f"documents to {cp.share:.0%}", len(due))
-            t0 = time.monotonic()
-            await _publish(publisher, due)
-            await wait_applied(
-                clients.store,
-                names.namespace,
-                [d.id for d in due],
-                progress.advance,
-                run.timeout_s,
-                alive=worker.alive,
-            )
-            sent += len(due)
-            t1 = time.monotonic()
-            rows = await _ask_checkpoint(asker, questions, cp, progress)
-            ingest_s, ask_s = ingest_s + t1 - t0, ask_s + time.monotonic() - t1
-            answers += rows
-            checkpoint_rows.append(_checkpoint_row(cp, sent, rows))
-        ingest_tokens = await _scrape_tokens(metrics_port)
-    finally:
-        await publisher.stop()
-        stop_parts([worker], grace_s=60)
-        ask_tokens = tokens_by_task(clients.metrics.registry.collect())
-        await clients.aclose()
+    async with open_clients(settings, CollectorRegistry()) as clients:
+        try:
+            start_part(worker)
+            await publisher.start()
+            asker, sent = _Asker(clients, names.namespace), 0
+            for cp in checkpoints:
+                due = [d for d in documents[sent:] if d.timestamp <= cp.time]
+                progress.stage(f"documents to {cp.share:.0%}", len(due))
+                t0 = time.monotonic()
+                await _publish(publisher, due)
+                await wait_applied(
+                    clients.store,
+                    names.namespace,
+                    [d.id for d in due],
+                    progress.advance,
+                    run.timeout_s,
+                    alive=worker.alive,
+                )
+                sent += len(due)
+                t1 = time.monotonic()
+                rows = await _ask_checkpoint(asker, questions, cp, progress)
+                ingest_s, ask_s = ingest_s + t1 - t0, ask_s + time.monotonic() - t1
+                answers += rows
+                checkpoint_rows.append(_checkpoint_row(cp, sent, rows))
+            ingest_tokens = await _scrape_tokens(metrics_port)
+        finally:
+            await publisher.stop()
+            stop_parts([worker], grace_s=60)
+            ask_tokens = tokens_by_task(clients.metrics.registry.collect())
     predictions = {(a["share"], a["index"]): a["predicted"] for a in answers}
     scored = score(questions, checkpoints, predictions)
     return {

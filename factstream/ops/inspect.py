@@ -6,8 +6,7 @@ from datetime import datetime
 
 from rich.table import Table
 
-from factstream.clients import build_clients
-from factstream.config import Settings
+from factstream.clients import Clients
 from factstream.topics.records import Fact
 
 __all__ = ["fact_table", "history_line"]
@@ -22,37 +21,36 @@ def history_line(fact: Fact) -> str:
 
 
 async def fact_table(
-    settings: Settings,
+    clients: Clients,
     namespace: str,
     search: str | None,
     as_of: datetime | None,
     include_false: bool,
     limit: int,
+    *,
+    alpha: float,
 ) -> Table:
-    """A table of the namespace's facts (searched, if ``search`` is given)."""
-    clients = await build_clients(settings)
-    try:
-        scores: dict[str, float] = {}
-        if search:
-            vector = await clients.embedder.embed(search)
-            hits = await clients.store.search(
-                namespace,
-                search,
-                vector,
-                as_of=as_of,
-                top_k=min(limit, 100),
-                min_similarity=-1.0,
-                alpha=settings.editor.alpha,
-            )
-            found = [h.fact for h in hits]
-            scores = {h.fact.fact_id: h.similarity for h in hits}
-        else:
-            page = await clients.store.list_facts(
-                namespace, as_of=as_of, include_false=include_false, limit=limit
-            )
-            found = page.facts
-    finally:
-        await clients.aclose()
+    """A table of the namespace's facts (searched, with hybrid weight ``alpha``, if ``search``
+    is given)."""
+    scores: dict[str, float] = {}
+    if search:
+        vector = await clients.embedder.embed(search)
+        hits = await clients.store.search(
+            namespace,
+            search,
+            vector,
+            as_of=as_of,
+            top_k=min(limit, 100),
+            min_similarity=-1.0,
+            alpha=alpha,
+        )
+        found = [h.fact for h in hits]
+        scores = {h.fact.fact_id: h.similarity for h in hits}
+    else:
+        page = await clients.store.list_facts(
+            namespace, as_of=as_of, include_false=include_false, limit=limit
+        )
+        found = page.facts
     table = Table("fact", "true", "text", "similarity" if search else "replaces", "history")
     for fact in found:
         extra = f"{scores[fact.fact_id]:.3f}" if search else (fact.replaces or "")[:8]
