@@ -89,13 +89,13 @@ async def _latencies(engine: QueryEngine, asked: list[str]) -> dict[str, Any]:
     }
 
 
-def _engine(clients: Clients) -> QueryEngine:
-    s = clients.settings
+def _engine(clients: Clients, s: Settings) -> QueryEngine:
     return QueryEngine(clients.store, clients.embedder, clients.runner, s.api, alpha=s.editor.alpha)
 
 
 async def _steps(
     clients: Clients,
+    settings: Settings,
     data: Path,
     sizes: tuple[int, ...],
     queries: int,
@@ -104,7 +104,7 @@ async def _steps(
 ) -> dict[str, Any]:
     pool = await _pool(clients, data, max(sizes))
     asked = (questions(data) * (1 + (queries + _WARM_UP) // 428))[: queries + _WARM_UP]
-    engine, loaded, results = _engine(clients), 0, {}
+    engine, loaded, results = _engine(clients, settings), 0, {}
     for n in sorted(sizes):
         started = time.perf_counter()
         await _fill(clients, pool, loaded, n, progress)
@@ -150,7 +150,13 @@ async def run(
     try:
         async with open_clients(dep.settings) as clients:
             steps = await _steps(
-                clients, data, size.ask_facts, size.ask_queries, progress, _weaviate_pid(base)
+                clients,
+                dep.settings,
+                data,
+                size.ask_facts,
+                size.ask_queries,
+                progress,
+                _weaviate_pid(base),
             )
     finally:
         await dep.close()
@@ -173,7 +179,9 @@ async def run_million(
         dep = Deployment(own.settings, workdir / "ask-1m", stub=False)
         async with open_clients(dep.settings) as clients:
             rss_before = own.rss_mib()
-            steps = await _steps(clients, data, (facts,), size.ask_queries, progress, own.pid)
+            steps = await _steps(
+                clients, dep.settings, data, (facts,), size.ask_queries, progress, own.pid
+            )
             rss_after = own.rss_mib()
     finally:
         own.stop()

@@ -124,7 +124,7 @@ async def _measure(
         publisher = ChangelogPublisher(dep.settings.kafka, dep.settings.worker.app_id)
         await publisher.start()
         try:
-            editor = Editor(clients, publisher)
+            editor = Editor(clients, publisher, dep.settings.editor, dep.settings.worker)
             topic = dep.topic(TopicName.DOCUMENTS)
             # Warm-up: one document per lane (model, connections, tenants), not timed.
             warm, timed_docs = clark_docs[:lanes], clark_docs[lanes:]

@@ -271,12 +271,15 @@ def rebuild(
     if bool(namespace) == every:
         raise typer.BadParameter("name the namespaces (--namespace N ...) or give --all")
 
+    settings = _settings()
+
     async def run() -> list[RebuildReport]:
-        async with open_clients(_settings()) as clients:
+        async with open_clients(settings) as clients:
             with Progress(console=console) as bar:
                 task = bar.add_task("rebuilding", total=None)
                 return await rebuild_namespaces(
                     clients,
+                    settings.kafka,
                     namespace or None,
                     lambda ns, done, total: bar.update(
                         task, description=f"rebuilding {ns}", completed=done, total=total

@@ -24,9 +24,11 @@ __all__ = ["Clients", "open_clients"]
 
 @dataclass(frozen=True)
 class Clients:
-    """Everything that talks to a service, built together and injected as one."""
+    """Everything that talks to a service, built together and injected as one.
 
-    settings: Settings
+    It carries no settings: a component that needs a section is given it beside the clients.
+    """
+
     metrics: Metrics
     store: FactStore
     embedder: Embedder
@@ -51,7 +53,7 @@ async def _build_clients(settings: Settings, registry: CollectorRegistry | None)
         raise
     lm = build_lm(settings.lm, settings.local.cache_dir, metrics.lm)
     runner = build_task_runner(settings.lm, lm, metrics.lm)
-    return Clients(settings, metrics, store, embedder, lm, runner)
+    return Clients(metrics, store, embedder, lm, runner)
 
 
 @asynccontextmanager

@@ -59,7 +59,9 @@ class Runtime:
                 )
                 await self._publisher.start()
                 self._open.push_async_callback(self._publisher.stop)
-                self._editor = Editor(self._clients, self._publisher)
+                self._editor = Editor(
+                    self._clients, self._publisher, self.settings.editor, self.settings.worker
+                )
                 self._gauges = PartitionGauges(
                     self._clients.metrics.worker,
                     topic_name(TopicName.DOCUMENTS, self.settings.kafka.topic_prefix),

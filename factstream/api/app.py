@@ -80,6 +80,9 @@ def create_app(
                 engine,
                 keys if keys is not None else load_key_table(settings.api),
                 ApiMetrics.create(used.metrics),
+                settings.api,
+                settings.kafka,
+                settings.lm,
             )
             opened.push_async_callback(state.aclose)
             app.state.api = state

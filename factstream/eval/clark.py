@@ -145,16 +145,16 @@ async def _scrape_tokens(port: int) -> dict[str, dict[str, int]]:
 class _Asker:
     """Asks one checkpoint's questions through the query engine, a few at a time."""
 
-    def __init__(self, clients: Clients, namespace: str) -> None:
+    def __init__(self, clients: Clients, settings: Settings, namespace: str) -> None:
         self.clients, self.namespace = clients, namespace
         self.engine = QueryEngine(
             clients.store,
             clients.embedder,
             clients.runner,
-            clients.settings.api,
-            alpha=clients.settings.editor.alpha,
+            settings.api,
+            alpha=settings.editor.alpha,
         )
-        self.limit = asyncio.Semaphore(clients.settings.lm.max_concurrency)
+        self.limit = asyncio.Semaphore(settings.lm.max_concurrency)
 
     async def ask(self, question: ClarkQuestion) -> tuple[str | None, str | None]:
         """The chosen answer, or None and why it failed (an invalid LM answer counts wrong)."""
@@ -221,7 +221,7 @@ async def run_clark(run: ClarkRun, progress: Progress | None = None) -> dict[str
         try:
             start_part(worker)
             await publisher.start()
-            asker, sent = _Asker(clients, names.namespace), 0
+            asker, sent = _Asker(clients, settings, names.namespace), 0
             for cp in checkpoints:
                 due = [d for d in documents[sent:] if d.timestamp <= cp.time]
                 progress.stage(f"documents to {cp.share:.0%}", len(due))
