@@ -2,5 +2,6 @@
 
 ``editor`` (a document in, its edit batch on the changelog and applied), ``query``
 (factstream.questions in, factstream.answers out), ``gauges`` (the per-partition lag and
-facts gauges) and ``worker`` (the faust app and its runtime: ``factstream worker``).
+facts gauges), ``worker`` (the faust app and its runtime) and ``commands``
+(``factstream worker``, ``factstream ask``).
 """

@@ -7,17 +7,9 @@ from datetime import datetime
 from rich.table import Table
 
 from factstream.clients import Clients
-from factstream.topics.records import Fact
+from factstream.console import history_line
 
-__all__ = ["fact_table", "history_line"]
-
-
-def history_line(fact: Fact) -> str:
-    """``2023-01-01 true (doc d1), 2023-02-01 false (doc d2)``."""
-    return ", ".join(
-        f"{h.ts.date().isoformat()} {'true' if h.truth else 'false'} ({h.document_id})"
-        for h in fact.history
-    )
+__all__ = ["fact_table"]
 
 
 async def fact_table(
