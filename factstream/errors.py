@@ -1,6 +1,7 @@
 """factstream's exception hierarchy; every error we raise derives from FactstreamError.
 
 FactstreamError
+├── SettingsError                a setting given to Settings.from_env is unknown or invalid
 ├── ServiceError                 the local stack (factstream services)
 │   ├── ToolMissing              a required program (java, mvn, go, ...) is not installed
 │   ├── BuildStepFailed          a provisioning step exited non-zero (names step and log)
@@ -63,6 +64,7 @@ __all__ = [
     "QuestionInvalid",
     "ServiceError",
     "ServiceStartFailed",
+    "SettingsError",
     "StoreError",
     "StoreUnavailable",
     "StoreWriteFailed",
@@ -73,6 +75,10 @@ __all__ = [
 
 class FactstreamError(Exception):
     """Root of every factstream error."""
+
+
+class SettingsError(FactstreamError):
+    """A setting given to Settings.from_env is not a factstream setting, or does not validate."""
 
 
 class ServiceError(FactstreamError):
