@@ -446,9 +446,10 @@ def _section_with(attr: str, values: Mapping[str, Any]) -> BaseSettings:
         return model(**values)
     except ValidationError as exc:
         names = {key: env for env, (at, key) in _env_fields().items() if at == attr}
+        where = [str(error["loc"][0]) if error["loc"] else attr for error in exc.errors()]
         problems = "; ".join(
-            f"{names.get(str(error['loc'][0]), error['loc'][0])}: {error['msg']}"
-            for error in exc.errors()
+            f"{names.get(at, at)}: {error['msg']}"
+            for at, error in zip(where, exc.errors(), strict=True)
         )
         raise SettingsError(f"invalid setting: {problems}") from exc
 
