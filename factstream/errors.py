@@ -14,6 +14,8 @@ FactstreamError
 │   └── LMOutputInvalid          output did not parse or broke its constraints, every attempt
 ├── EmbedError                   the embedding model cannot be loaded or run
 ├── BadInput                     an input record that cannot be processed (dead-lettered)
+│   └── IntervalInvalid          a valid time that cannot be: ends before it starts, no zone
+│       └── IntervalImplausible  a fact's valid time far beyond its document's event time
 ├── AccessError                  API keys and the namespaces they may use
 │   ├── Unauthenticated          no API key, or one that is not configured
 │   └── Forbidden                the key may not read (or publish to) this namespace
@@ -28,6 +30,7 @@ FactstreamError
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from pathlib import Path
 
 __all__ = [
@@ -38,6 +41,8 @@ __all__ = [
     "FactNotFound",
     "FactstreamError",
     "Forbidden",
+    "IntervalImplausible",
+    "IntervalInvalid",
     "LMConfigError",
     "LMError",
     "LMOutputInvalid",
@@ -155,6 +160,21 @@ class BadInput(FactstreamError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class IntervalInvalid(BadInput):
+    """A valid time that cannot be used: the interval ends before it starts, or has no zone."""
+
+
+class IntervalImplausible(IntervalInvalid):
+    """A fact's valid time lies further beyond its document's event time than is believable."""
+
+    def __init__(self, when: datetime, event_time: datetime, limit: timedelta) -> None:
+        super().__init__(
+            f"valid time {when.isoformat()} is more than {limit.days} days after the "
+            f"document's event time {event_time.isoformat()}"
+        )
+        self.when, self.event_time, self.limit = when, event_time, limit
 
 
 class AccessError(FactstreamError):
