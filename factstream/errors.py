@@ -19,6 +19,8 @@ FactstreamError
 ├── OutageTooLong *              a circuit breaker's outage outlasted the caller's limit
 ├── EmbedError                   the embedding model cannot be loaded or run
 ├── BadInput                     an input record that cannot be processed (dead-lettered)
+│   └── IntervalInvalid          a valid time that cannot be: ends before it starts, no zone
+│       └── IntervalImplausible  a fact's valid time far beyond its document's event time
 ├── FeedError                    following RSS and Atom feeds
 │   ├── FeedListError *          the feed list cannot be read or does not validate
 │   ├── FeedFetchError *         a feed could not be fetched (its kind: 429, 5xx, too large ...)
@@ -41,6 +43,7 @@ FactstreamError
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from pathlib import Path
 
 __all__ = [
@@ -52,6 +55,8 @@ __all__ = [
     "FactstreamError",
     "FeedError",
     "Forbidden",
+    "IntervalImplausible",
+    "IntervalInvalid",
     "LMConfigError",
     "LMError",
     "LMOutputInvalid",
@@ -178,6 +183,21 @@ class BadInput(FactstreamError):
 
 class FeedError(FactstreamError):
     """Following RSS and Atom feeds failed: the feed list, a fetch, or a body."""
+
+
+class IntervalInvalid(BadInput):
+    """A valid time that cannot be used: the interval ends before it starts, or has no zone."""
+
+
+class IntervalImplausible(IntervalInvalid):
+    """A fact's valid time lies further beyond its document's event time than is believable."""
+
+    def __init__(self, when: datetime, event_time: datetime, limit: timedelta) -> None:
+        super().__init__(
+            f"valid time {when.isoformat()} is more than {limit.days} days after the "
+            f"document's event time {event_time.isoformat()}"
+        )
+        self.when, self.event_time, self.limit = when, event_time, limit
 
 
 class AccessError(FactstreamError):
