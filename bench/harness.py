@@ -14,7 +14,6 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from unittest.mock import patch
 
 import httpx
 import orjson
@@ -76,13 +75,9 @@ class Deployment:
             "FACTSTREAM_WORKER_METRICS_PORT": "0",
             **env,
         }
-        self.settings = self._settings()
+        self.settings = Settings.from_env(self.env)  # as the worker subprocesses read them
         self._procs: list[subprocess.Popen[bytes]] = []
         self._logs: list[Any] = []
-
-    def _settings(self) -> Settings:
-        with patch.dict(os.environ, self.env):  # read as the worker subprocesses read them
-            return Settings()
 
     def topic(self, name: TopicName) -> str:
         return topic_name(name, self.settings.kafka.topic_prefix)

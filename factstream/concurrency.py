@@ -10,6 +10,8 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TypeVar
 
+from factstream.errors import FactstreamError
+
 __all__ = ["CircuitBreaker", "OutageTooLong", "backoff_delay", "gather_bounded"]
 
 log = logging.getLogger(__name__)
@@ -34,7 +36,7 @@ def backoff_delay(attempt: int, base_s: float, max_s: float, *, jitter: float = 
     return delay * factor
 
 
-class OutageTooLong(Exception):
+class OutageTooLong(FactstreamError):
     """Raised by CircuitBreaker.wait when the outage outlasted ``max_outage_s``."""
 
 

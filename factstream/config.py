@@ -11,13 +11,18 @@ local stack (``services.manager``, ``run_up``), the feed poller, the demo and th
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, Self
 from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, ValidationError
+from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from factstream.errors import SettingsError
 
 __all__ = [
     "ApiSettings",
@@ -379,6 +384,82 @@ class Settings(BaseSettings):
     local: LocalSettings = Field(default_factory=LocalSettings)
     feeds: FeedSettings = Field(default_factory=FeedSettings)
 
+    @classmethod
+    def from_env(cls, overrides: Mapping[str, str] | None = None) -> Self:
+        """The settings from the environment, with ``overrides`` in place of some variables.
+
+        Reads ``os.environ`` and never writes it: a caller that needs a deployment's own
+        settings (a topic prefix, other ports) passes them here instead of editing the
+        environment, and a child process that needs them gets them in its own env.
+
+        Args:
+            overrides: FACTSTREAM_* variable names (as the README's table spells them) to
+                values, read as the same variables in the environment would be; they win
+                over the environment.
+
+        Raises:
+            SettingsError: a name is not a factstream setting, or a value does not validate.
+        """
+        given = _by_section(overrides or {})
+        sections: dict[str, Any] = {a: _section_with(a, values) for a, values in given.items()}
+        return cls(**sections)
+
+
+def _section_models() -> Iterator[tuple[str, type[BaseSettings]]]:
+    """Each section's attribute name on Settings and its model."""
+    for attr, section in Settings.model_fields.items():
+        model = section.annotation
+        assert isinstance(model, type) and issubclass(model, BaseSettings)  # noqa: S101
+        yield attr, model
+
+
+def _env_key(model: type[BaseSettings], name: str, field: FieldInfo) -> tuple[str, str]:
+    """A field's environment variable, and the keyword its model takes it by."""
+    alias = field.validation_alias
+    if isinstance(alias, AliasChoices):
+        key = str(alias.choices[0])
+        return key.upper(), key
+    return (model.model_config.get("env_prefix", "") + name).upper(), name
+
+
+def _env_fields() -> dict[str, tuple[str, str]]:
+    """Every environment variable: its section's attribute and the section's keyword."""
+    return {
+        env: (attr, key)
+        for attr, model in _section_models()
+        for name, field in model.model_fields.items()
+        for env, key in [_env_key(model, name, field)]
+    }
+
+
+def _by_section(overrides: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    """``overrides`` as each section's keyword arguments; unknown names raise SettingsError."""
+    fields = _env_fields()
+    sections: dict[str, dict[str, str]] = {}
+    for env, value in overrides.items():
+        if env.upper() not in fields:  # the environment's names are case-insensitive too
+            close = difflib.get_close_matches(env.upper(), fields, n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            raise SettingsError(f"{env} is not a factstream setting{hint}")
+        attr, key = fields[env.upper()]
+        sections.setdefault(attr, {})[key] = value
+    return sections
+
+
+def _section_with(attr: str, values: Mapping[str, Any]) -> BaseSettings:
+    """Section ``attr`` from the environment, ``values`` (by keyword) winning over it."""
+    model = dict(_section_models())[attr]
+    try:
+        return model(**values)
+    except ValidationError as exc:
+        names = {key: env for env, (at, key) in _env_fields().items() if at == attr}
+        where = [str(error["loc"][0]) if error["loc"] else attr for error in exc.errors()]
+        problems = "; ".join(
+            f"{names.get(at, at)}: {error['msg']}"
+            for at, error in zip(where, exc.errors(), strict=True)
+        )
+        raise SettingsError(f"invalid setting: {problems}") from exc
+
 
 def load_settings() -> Settings:
     """Read the settings from the environment (and nothing else)."""
@@ -406,16 +487,12 @@ def env_var_markdown() -> str:
 def env_var_table() -> list[EnvVar]:
     """Every environment variable factstream reads, derived from the models (cannot drift)."""
     rows = []
-    for section in Settings.model_fields.values():
-        model = section.annotation
-        assert isinstance(model, type) and issubclass(model, BaseSettings)  # noqa: S101
-        prefix = model.model_config.get("env_prefix", "")
+    for _attr, model in _section_models():
         for name, field in model.model_fields.items():
-            alias = field.validation_alias
-            env = alias.choices[0] if isinstance(alias, AliasChoices) else prefix + name
+            env, _key = _env_key(model, name, field)
             default = field.get_default(call_default_factory=True)
             shown = "(unset)" if default is None else str(default)
             if isinstance(default, SecretStr):
                 shown = "(secret)"
-            rows.append(EnvVar(str(env).upper(), shown, field.description or ""))
+            rows.append(EnvVar(env, shown, field.description or ""))
     return rows

@@ -1,6 +1,7 @@
 """factstream's exception hierarchy; every error we raise derives from FactstreamError.
 
 FactstreamError
+├── SettingsError                a setting given to Settings.from_env is unknown or invalid
 ├── ServiceError                 the local stack (factstream services)
 │   ├── ToolMissing              a required program (java, mvn, go, ...) is not installed
 │   ├── BuildStepFailed          a provisioning step exited non-zero (names step and log)
@@ -11,9 +12,20 @@ FactstreamError
 │   ├── LMUnavailable            unreachable or timing out, past retries or the outage limit
 │   ├── LMServerError            kept answering 5xx or 429 after every retry
 │   ├── LMRequestRejected        refused the request (4xx): bad schema, context too long ...
-│   └── LMOutputInvalid          output did not parse or broke its constraints, every attempt
+│   ├── LMOutputInvalid          output did not parse or broke its constraints, every attempt
+│   ├── ConstraintBroken *       one answer broke a rule of its prompt (retried, then the above)
+│   └── _Retryable *             one failed attempt worth retrying; never leaves the LM client
+├── UnknownPrompt *              no registered prompt has that id, or it is another task's
+├── OutageTooLong *              a circuit breaker's outage outlasted the caller's limit
 ├── EmbedError                   the embedding model cannot be loaded or run
 ├── BadInput                     an input record that cannot be processed (dead-lettered)
+│   └── IntervalInvalid          a valid time that cannot be: ends before it starts, no zone
+│       └── IntervalImplausible  a fact's valid time far beyond its document's event time
+├── FeedError                    following RSS and Atom feeds
+│   ├── FeedListError *          the feed list cannot be read or does not validate
+│   ├── FeedFetchError *         a feed could not be fetched (its kind: 429, 5xx, too large ...)
+│   └── FeedParseError *         the body is not an RSS or Atom feed
+├── WorkerGone *                 the worker exited while documents still waited to be edited in
 ├── AccessError                  API keys and the namespaces they may use
 │   ├── Unauthenticated          no API key, or one that is not configured
 │   └── Forbidden                the key may not read (or publish to) this namespace
@@ -24,10 +36,14 @@ FactstreamError
 └── StoreError                   the fact store (Weaviate) failed or refused a request
     ├── StoreUnavailable         unreachable or timing out
     └── StoreWriteFailed         objects of a batched write were rejected (names the fact ids)
+
+* defined beside the code that raises it, not in this module; tests/unit/test_errors.py finds
+  every exception class in the package and fails for one missing from this tree.
 """
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from pathlib import Path
 
 __all__ = [
@@ -37,7 +53,10 @@ __all__ = [
     "EmbedError",
     "FactNotFound",
     "FactstreamError",
+    "FeedError",
     "Forbidden",
+    "IntervalImplausible",
+    "IntervalInvalid",
     "LMConfigError",
     "LMError",
     "LMOutputInvalid",
@@ -50,6 +69,7 @@ __all__ = [
     "QuestionInvalid",
     "ServiceError",
     "ServiceStartFailed",
+    "SettingsError",
     "StoreError",
     "StoreUnavailable",
     "StoreWriteFailed",
@@ -60,6 +80,10 @@ __all__ = [
 
 class FactstreamError(Exception):
     """Root of every factstream error."""
+
+
+class SettingsError(FactstreamError):
+    """A setting given to Settings.from_env is not a factstream setting, or does not validate."""
 
 
 class ServiceError(FactstreamError):
@@ -155,6 +179,25 @@ class BadInput(FactstreamError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class FeedError(FactstreamError):
+    """Following RSS and Atom feeds failed: the feed list, a fetch, or a body."""
+
+
+class IntervalInvalid(BadInput):
+    """A valid time that cannot be used: the interval ends before it starts, or has no zone."""
+
+
+class IntervalImplausible(IntervalInvalid):
+    """A fact's valid time lies further beyond its document's event time than is believable."""
+
+    def __init__(self, when: datetime, event_time: datetime, limit: timedelta) -> None:
+        super().__init__(
+            f"valid time {when.isoformat()} is more than {limit.days} days after the "
+            f"document's event time {event_time.isoformat()}"
+        )
+        self.when, self.event_time, self.limit = when, event_time, limit
 
 
 class AccessError(FactstreamError):

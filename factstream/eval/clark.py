@@ -13,11 +13,9 @@ same retrieval, same prompts), and its tokens are still counted, as first spent.
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -98,17 +96,6 @@ def _names(run: ClarkRun, metrics_port: int) -> _Names:
     if run.lm_url:
         env["FACTSTREAM_LM_URL"] = run.lm_url
     return _Names(stamp, tag, env)
-
-
-@contextmanager
-def _environ(extra: dict[str, str]) -> Iterator[None]:
-    saved = dict(os.environ)
-    os.environ.update(extra)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 def _documents(run: ClarkRun, namespace: str) -> list[Document]:
@@ -205,8 +192,7 @@ async def run_clark(run: ClarkRun, progress: Progress | None = None) -> dict[str
     started = time.monotonic()
     metrics_port = free_port()
     names = _names(run, metrics_port)
-    with _environ(names.env):
-        settings = Settings()
+    settings = Settings.from_env(names.env)  # the worker child gets the same names.env
     documents = _documents(run, names.namespace)
     questions = _questions(run, documents)
     checkpoints = schedule(questions, seed=run.seed)

@@ -12,12 +12,13 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl, TypeAdapter, ValidationError
 
 from factstream.config import FeedSettings
+from factstream.errors import FeedError
 from factstream.topics.records import Namespace
 
 __all__ = ["FeedListError", "FeedSpec", "load_feeds", "parse_feed_list"]
 
 
-class FeedListError(ValueError):
+class FeedListError(FeedError):
     """The feed list cannot be read or does not validate (names where)."""
 
 

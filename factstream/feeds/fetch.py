@@ -16,7 +16,7 @@ from enum import StrEnum
 import httpx
 
 from factstream.config import FeedSettings
-from factstream.errors import FactstreamError
+from factstream.errors import FeedError
 from factstream.feeds.config import FeedSpec
 
 __all__ = [
@@ -43,7 +43,7 @@ class ErrorKind(StrEnum):
     PUBLISH = "publish"  # Kafka refused the transaction
 
 
-class FeedFetchError(FactstreamError):
+class FeedFetchError(FeedError):
     """A feed could not be fetched; ``retry_after_s`` is the server's wish, if it said."""
 
     def __init__(

@@ -17,7 +17,7 @@ from typing import Any
 
 import feedparser
 
-from factstream.errors import FactstreamError
+from factstream.errors import FeedError
 from factstream.feeds.entries import FeedEntry, TimeSource, entry_id_for, html_to_text
 
 __all__ = ["FeedParseError", "ParsedFeed", "parse_feed"]
@@ -26,7 +26,7 @@ __all__ = ["FeedParseError", "ParsedFeed", "parse_feed"]
 _FUTURE_SLACK = timedelta(days=1)
 
 
-class FeedParseError(FactstreamError):
+class FeedParseError(FeedError):
     """The body is not an RSS or Atom feed."""
 
     def __init__(self, url: str, reason: str) -> None:

@@ -48,8 +48,12 @@ T = TypeVar("T")
 _PROBE_TIMEOUT_S = 5.0
 
 
-class _Retryable(Exception):
-    """A failure worth retrying; ``outage`` when the server could not be reached at all."""
+class _Retryable(LMError):
+    """A failure worth retrying; ``outage`` when the server could not be reached at all.
+
+    Never leaves the client: ``_with_retries`` catches it (before any other LMError) and
+    retries, or gives up with LMServerError or LMUnavailable.
+    """
 
     def __init__(self, reason: str, detail: str, *, outage: bool, status: int = 0) -> None:
         super().__init__(detail)
@@ -288,7 +292,7 @@ def _translated(url: str) -> Iterator[None]:
         raise _translate(url, exc) from exc
 
 
-def _translate(url: str, exc: openai.OpenAIError) -> Exception:
+def _translate(url: str, exc: openai.OpenAIError) -> LMError:
     if isinstance(exc, openai.APITimeoutError):
         return _Retryable("timeout", "request timed out", outage=True)
     if isinstance(exc, openai.APIConnectionError):

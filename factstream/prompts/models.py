@@ -10,6 +10,8 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from factstream.errors import LMError
+
 __all__ = [
     "Choice",
     "Constraint",
@@ -54,7 +56,7 @@ class Choice:
 Constraint = JsonSchema | Choice
 
 
-class ConstraintBroken(ValueError):
+class ConstraintBroken(LMError):
     """An answer parsed but breaks a rule of its prompt (wrong indices, missing facts ...)."""
 
 

@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from factstream.errors import FactstreamError
 from factstream.prompts import answer, classify_fact, classify_facts, extract_facts, rewrite_fact
 from factstream.prompts.models import Prompt
 
@@ -16,7 +17,7 @@ C = TypeVar("C")
 R = TypeVar("R", bound=BaseModel)
 
 
-class UnknownPrompt(KeyError):
+class UnknownPrompt(FactstreamError):
     """No prompt has that id (or it belongs to another task)."""
 
 

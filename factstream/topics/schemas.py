@@ -1,28 +1,33 @@
 """JSON Schemas of the wire records, generated from the models and shipped in the package.
 
-`python -m factstream.topics.schemas` rewrites the files in ``schemas/``; a unit test fails
-when they drift from the models.
+The records are the value models of the topics in ``definitions.TOPICS`` (declared there
+once); each gets ``schemas/<name>.schema.json``, named after its class in kebab case
+(``FactEdit``: ``fact-edit``). `python -m factstream.topics.schemas` rewrites the files; a unit
+test fails when they drift from the models.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
-from factstream.topics.records import Answer, DeadLetter, Document, Fact, FactEdit, Question, Record
+from factstream.topics.definitions import TOPICS
+from factstream.topics.records import Record
 
-__all__ = ["SCHEMA_DIR", "RECORDS", "json_schema", "render", "write_schemas"]
+__all__ = ["RECORDS", "SCHEMA_DIR", "json_schema", "render", "schema_name", "write_schemas"]
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
-RECORDS: dict[str, type[Record]] = {
-    "document": Document,
-    "fact-edit": FactEdit,
-    "fact": Fact,
-    "question": Question,
-    "answer": Answer,
-    "dead-letter": DeadLetter,
-}
+
+
+def schema_name(model: type[Record]) -> str:
+    """The schema file's stem for ``model``: its class name in kebab case."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "-", model.__name__).lower()
+
+
+# Derived, never listed: a topic's record gets its schema by being declared in TOPICS.
+RECORDS: dict[str, type[Record]] = {schema_name(spec.value): spec.value for spec in TOPICS.values()}
 
 
 def json_schema(model: type[Record]) -> dict[str, Any]:

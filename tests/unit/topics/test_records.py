@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from factstream.feeds.records import FeedEntryState
 from factstream.topics.definitions import TOPICS, TopicName, topic_name
 from factstream.topics.records import (
     Document,
@@ -187,6 +188,25 @@ def test_schemas_accept_what_the_models_write_and_reject_what_they_refuse() -> N
         jsonschema.validate({**CLARK_LINE, "kind": "tweet"}, doc_schema)
     edit_schema = json.loads((SCHEMA_DIR / "fact-edit.schema.json").read_text())
     jsonschema.validate(orjson.loads(FactEdit.model_validate(_edit()).to_bytes()), edit_schema)
+
+
+def test_every_topic_record_ships_a_schema_and_nothing_else_does() -> None:
+    # RECORDS is derived from TOPICS; two records with one schema name would lose one here.
+    assert set(RECORDS.values()) == {spec.value for spec in TOPICS.values()}
+    assert RECORDS["feed-entry-state"] is FeedEntryState
+    state = FeedEntryState(
+        namespace="desk",
+        entry_id="e1",
+        feed_url="https://example.org/feed.xml",
+        content_hash="0" * 64,
+        version=1,
+        document_id="d1",
+        published_at=T0,
+    )
+    state_schema = json.loads((SCHEMA_DIR / "feed-entry-state.schema.json").read_text())
+    jsonschema.validate(orjson.loads(state.to_bytes()), state_schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**orjson.loads(state.to_bytes()), "version": 0}, state_schema)
 
 
 def test_topics_are_declared_once_with_their_policies() -> None:
