@@ -25,7 +25,7 @@ from bench.harness import Deployment
 from bench.measure import summary_ms, wait_idle
 from bench.own_weaviate import OwnWeaviate
 from bench.sizes import Size
-from factstream.clients import Clients, build_clients
+from factstream.clients import Clients, open_clients
 from factstream.config import Settings
 from factstream.knowledge.query import AskRequest, QueryEngine, prompt_facts
 from factstream.prompts import answer
@@ -89,13 +89,13 @@ async def _latencies(engine: QueryEngine, asked: list[str]) -> dict[str, Any]:
     }
 
 
-def _engine(clients: Clients) -> QueryEngine:
-    s = clients.settings
+def _engine(clients: Clients, s: Settings) -> QueryEngine:
     return QueryEngine(clients.store, clients.embedder, clients.runner, s.api, alpha=s.editor.alpha)
 
 
 async def _steps(
     clients: Clients,
+    settings: Settings,
     data: Path,
     sizes: tuple[int, ...],
     queries: int,
@@ -104,7 +104,7 @@ async def _steps(
 ) -> dict[str, Any]:
     pool = await _pool(clients, data, max(sizes))
     asked = (questions(data) * (1 + (queries + _WARM_UP) // 428))[: queries + _WARM_UP]
-    engine, loaded, results = _engine(clients), 0, {}
+    engine, loaded, results = _engine(clients, settings), 0, {}
     for n in sorted(sizes):
         started = time.perf_counter()
         await _fill(clients, pool, loaded, n, progress)
@@ -147,13 +147,18 @@ async def run(
 ) -> dict[str, Any]:
     """10k and 100k facts (full size) on the shared Weaviate, in a fresh collection."""
     dep = Deployment(base, workdir / "ask", stub=False)
-    clients = await build_clients(dep.settings)
     try:
-        steps = await _steps(
-            clients, data, size.ask_facts, size.ask_queries, progress, _weaviate_pid(base)
-        )
+        async with open_clients(dep.settings) as clients:
+            steps = await _steps(
+                clients,
+                dep.settings,
+                data,
+                size.ask_facts,
+                size.ask_queries,
+                progress,
+                _weaviate_pid(base),
+            )
     finally:
-        await clients.aclose()
         await dep.close()
     return _report(steps, max(size.ask_facts), GOAL_MS, "total")
 
@@ -172,13 +177,12 @@ async def run_million(
     own.start()
     try:
         dep = Deployment(own.settings, workdir / "ask-1m", stub=False)
-        clients = await build_clients(dep.settings)
-        try:
+        async with open_clients(dep.settings) as clients:
             rss_before = own.rss_mib()
-            steps = await _steps(clients, data, (facts,), size.ask_queries, progress, own.pid)
+            steps = await _steps(
+                clients, dep.settings, data, (facts,), size.ask_queries, progress, own.pid
+            )
             rss_after = own.rss_mib()
-        finally:
-            await clients.aclose()
     finally:
         own.stop()
     result = _report(steps, facts, MILLION_GOAL_MS, "retrieve")

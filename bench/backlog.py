@@ -16,11 +16,12 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from bench.corpus import load, stream_documents, stub_rules
-from bench.harness import Deployment, free_port
+from bench.harness import Deployment
 from bench.lag import LagReader
 from bench.plot import plot_lag
 from bench.sizes import Size
 from factstream.config import Settings
+from factstream.services.process import free_port
 
 __all__ = ["run"]
 

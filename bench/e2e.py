@@ -19,7 +19,7 @@ from bench.harness import Deployment
 from bench.lag import LagReader
 from bench.measure import summary_ms
 from bench.sizes import Size
-from factstream.clients import build_clients
+from factstream.clients import open_clients
 from factstream.config import Settings
 from factstream.knowledge.query import AskRequest, QueryEngine
 
@@ -48,9 +48,8 @@ async def _edit(dep: Deployment, size: Size, data: Path) -> dict[str, Any]:
 
 
 async def _ask(dep: Deployment, size: Size, data: Path) -> dict[str, Any]:
-    clients = await build_clients(dep.settings)
-    try:
-        s = clients.settings
+    s = dep.settings
+    async with open_clients(s) as clients:
         engine = QueryEngine(
             clients.store, clients.embedder, clients.runner, s.api, alpha=s.editor.alpha
         )
@@ -59,8 +58,6 @@ async def _ask(dep: Deployment, size: Size, data: Path) -> dict[str, Any]:
             started = time.perf_counter()
             await engine.ask(AskRequest(question, _NAMESPACE))
             seconds.append(time.perf_counter() - started)
-    finally:
-        await clients.aclose()
     return summary_ms(seconds)
 
 

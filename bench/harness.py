@@ -8,8 +8,6 @@ process and its worker subprocesses see one deployment. ``close`` removes what i
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import subprocess
 import sys
 import uuid
@@ -24,46 +22,16 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 
 from factstream.config import Settings
-from factstream.services.process import wait_until
+from factstream.services.process import free_port, stop_children, wait_until
 from factstream.streams.admin import ensure_topics
 from factstream.topics.definitions import TOPICS, TopicName, topic_name
 from factstream.topics.records import Document
 
-__all__ = ["REPO", "Deployment", "free_port", "free_ports"]
+__all__ = ["REPO", "Deployment"]
 
 REPO = Path(__file__).resolve().parents[1]
 # The project's deterministic OpenAI-compatible server (tests/fixtures): zero delay here.
 _STUB = REPO / "tests" / "fixtures" / "openai_stub.py"
-
-
-def free_port() -> int:
-    """A TCP port nothing listens on right now."""
-    return free_ports(1)[0]
-
-
-def free_ports(count: int, *, pair_last: bool = False) -> list[int]:
-    """``count`` distinct free ports (held together while chosen, so none repeats).
-
-    Args:
-        count: How many.
-        pair_last: The last port's successor is free too (checked, not returned).
-    """
-    held: list[socket.socket] = []
-    try:
-        while len(held) < count:
-            sock = socket.socket()
-            held.append(sock)
-            sock.bind(("127.0.0.1", 0))
-            if pair_last and len(held) == count:
-                with socket.socket() as nxt:
-                    try:
-                        nxt.bind(("127.0.0.1", sock.getsockname()[1] + 1))
-                    except OSError:
-                        held.pop().close()
-        return [int(s.getsockname()[1]) for s in held]
-    finally:
-        for sock in held:
-            sock.close()
 
 
 def _answers(url: str) -> bool:
@@ -187,14 +155,7 @@ class Deployment:
 
     async def close(self) -> None:
         """Stop the processes, delete the topics and collections this deployment made."""
-        for proc in self._procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+        stop_children(self._procs)
         for log in self._logs:
             log.close()
         await self._delete_topics()

@@ -9,10 +9,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from bench.harness import free_ports
 from bench.measure import rss_mib
 from factstream.config import Settings, WeaviateSettings
-from factstream.services.process import CacheLayout, wait_until
+from factstream.services.process import CacheLayout, free_ports, stop_children, wait_until
 from factstream.services.weaviate import WeaviateService
 
 __all__ = ["OwnWeaviate"]
@@ -68,13 +67,8 @@ class OwnWeaviate:
 
     def stop(self) -> None:
         """Stop the server and delete its data folder (after measuring its size)."""
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+        if self._proc is not None:
+            stop_children([self._proc], grace_s=60)
         if self._log is not None:
             self._log.close()
         data = self._service.data_dir

@@ -29,7 +29,7 @@ from bench.measure import (
 )
 from bench.sizes import Size
 from factstream.agents.editor import Editor, InputRecord, Outcome
-from factstream.clients import build_clients
+from factstream.clients import open_clients
 from factstream.config import Settings
 from factstream.services import manager
 from factstream.services.process import read_pid
@@ -118,34 +118,33 @@ async def run(base: Settings, size: Size, workdir: Path, data: Path) -> dict[str
 async def _measure(
     dep: Deployment, size: Size, clark_docs: list[Document], lanes: int
 ) -> dict[str, Any]:
-    clients = await build_clients(dep.settings)
-    recording = RecordingEmbedder(clients.embedder)
-    clients = dataclasses.replace(clients, embedder=recording)
-    publisher = ChangelogPublisher(dep.settings.kafka, dep.settings.worker.app_id)
-    await publisher.start()
-    try:
-        editor = Editor(clients, publisher)
-        topic = dep.topic(TopicName.DOCUMENTS)
-        # Warm-up: one document per lane (model, connections, tenants), not timed.
-        warm, timed_docs = clark_docs[:lanes], clark_docs[lanes:]
-        await _edit_all(editor, dep.settings, topic, _by_namespace(warm), {})
-        recording.recording = True
-        busy_before = embed_busy_seconds(clients.metrics.registry)
-        pids = {
-            "bench (editor + materializer)": os.getpid(),
-            **_embedding_pids(),
-            **_service_pids(dep),
-        }
-        elapsed, outcomes, cpu = await _edit_all(
-            editor, dep.settings, topic, _by_namespace(timed_docs), pids
-        )
-        recording.recording = False
-        busy_after = embed_busy_seconds(clients.metrics.registry)
-        stages = stage_seconds(clients.metrics.registry)
-        bound = await _bound(recording)
-    finally:
-        await publisher.stop()
-        await clients.aclose()
+    async with open_clients(dep.settings) as opened:
+        recording = RecordingEmbedder(opened.embedder)
+        clients = dataclasses.replace(opened, embedder=recording)
+        publisher = ChangelogPublisher(dep.settings.kafka, dep.settings.worker.app_id)
+        await publisher.start()
+        try:
+            editor = Editor(clients, publisher, dep.settings.editor, dep.settings.worker)
+            topic = dep.topic(TopicName.DOCUMENTS)
+            # Warm-up: one document per lane (model, connections, tenants), not timed.
+            warm, timed_docs = clark_docs[:lanes], clark_docs[lanes:]
+            await _edit_all(editor, dep.settings, topic, _by_namespace(warm), {})
+            recording.recording = True
+            busy_before = embed_busy_seconds(clients.metrics.registry)
+            pids = {
+                "bench (editor + materializer)": os.getpid(),
+                **_embedding_pids(),
+                **_service_pids(dep),
+            }
+            elapsed, outcomes, cpu = await _edit_all(
+                editor, dep.settings, topic, _by_namespace(timed_docs), pids
+            )
+            recording.recording = False
+            busy_after = embed_busy_seconds(clients.metrics.registry)
+            stages = stage_seconds(clients.metrics.registry)
+            bound = await _bound(recording)
+        finally:
+            await publisher.stop()
     return {
         **_result(len(timed_docs), lanes, elapsed, outcomes, stages, bound),
         "embed_busy_s": round(busy_after[0] - busy_before[0], 2),

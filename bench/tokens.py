@@ -16,8 +16,8 @@ from typing import Any
 from bench.corpus import clark_facts, load
 from bench.harness import Deployment
 from bench.sizes import Size
-from factstream.clients import Clients, build_clients
-from factstream.config import Settings
+from factstream.clients import Clients, open_clients
+from factstream.config import EditorSettings, Settings
 from factstream.eval.datasets import ClarkDocument
 from factstream.lm.base import Usage
 from factstream.prompts.models import DocumentView
@@ -46,8 +46,7 @@ async def _load_facts(clients: Clients, clark_dir: Path) -> list[ClarkDocument]:
     return sorted(clark.documents.values(), key=lambda d: d.position)
 
 
-async def _retrieved(clients: Clients, doc: ClarkDocument) -> list[str]:
-    cfg = clients.settings.editor
+async def _retrieved(clients: Clients, cfg: EditorSettings, doc: ClarkDocument) -> list[str]:
     hits = await clients.store.search(
         _NAMESPACE,
         doc.text,
@@ -61,12 +60,16 @@ async def _retrieved(clients: Clients, doc: ClarkDocument) -> list[str]:
 
 
 async def _choose(
-    clients: Clients, docs: Sequence[ClarkDocument], count: int, most: int
+    clients: Clients,
+    cfg: EditorSettings,
+    docs: Sequence[ClarkDocument],
+    count: int,
+    most: int,
 ) -> list[tuple[ClarkDocument, list[str]]]:
     """``count`` documents spread over the stream, each with the facts retrieved for it."""
     with_facts = []
     for doc in docs:
-        facts = (await _retrieved(clients, doc))[:most]
+        facts = (await _retrieved(clients, cfg, doc))[:most]
         if facts:  # a document without retrieved facts skips classification in both modes
             with_facts.append((doc, facts))
     step = max(1, len(with_facts) // count)
@@ -121,13 +124,14 @@ async def _classify(
 async def run(base: Settings, size: Size, workdir: Path, data: Path) -> dict[str, Any]:
     """Run the benchmark on the real LM server of ``base``."""
     dep = Deployment(base, workdir / "tokens", stub=False)
-    clients = await build_clients(dep.settings)
     try:
-        docs = await _load_facts(clients, data)
-        chosen = await _choose(clients, docs, size.token_docs, size.token_max_facts)
-        result = await _classify(clients, chosen)
+        async with open_clients(dep.settings) as clients:
+            docs = await _load_facts(clients, data)
+            chosen = await _choose(
+                clients, dep.settings.editor, docs, size.token_docs, size.token_max_facts
+            )
+            result = await _classify(clients, chosen)
     finally:
-        await clients.aclose()
         await dep.close()
     # The headline is the prompt the editor uses by default.
     ratio = result["ratios"][DEFAULT_CLASSIFY_FACTS]

@@ -1,7 +1,10 @@
-"""Build the real clients once from settings (fact store, embedder, LM, task runner); close them."""
+"""The real clients (fact store, embedder, LM, task runner), opened together from settings and
+closed together: ``async with open_clients(settings) as clients``."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry
@@ -16,14 +19,16 @@ from factstream.store.base import FactStore
 from factstream.store.weaviate_store import WeaviateFactStore
 from factstream.tasks.runner import TaskRunner
 
-__all__ = ["Clients", "build_clients"]
+__all__ = ["Clients", "open_clients"]
 
 
 @dataclass(frozen=True)
 class Clients:
-    """Everything that talks to a service, built together and injected as one."""
+    """Everything that talks to a service, built together and injected as one.
 
-    settings: Settings
+    It carries no settings: a component that needs a section is given it beside the clients.
+    """
+
     metrics: Metrics
     store: FactStore
     embedder: Embedder
@@ -37,7 +42,7 @@ class Clients:
         await self.store.close()
 
 
-async def build_clients(settings: Settings, registry: CollectorRegistry | None = None) -> Clients:
+async def _build_clients(settings: Settings, registry: CollectorRegistry | None) -> Clients:
     """Connect to Weaviate, load the embedding model and set up the LM client."""
     metrics = Metrics.create(registry)
     store = await WeaviateFactStore.open(settings.weaviate, settings.store)
@@ -48,4 +53,21 @@ async def build_clients(settings: Settings, registry: CollectorRegistry | None =
         raise
     lm = build_lm(settings.lm, settings.local.cache_dir, metrics.lm)
     runner = build_task_runner(settings.lm, lm, metrics.lm)
-    return Clients(settings, metrics, store, embedder, lm, runner)
+    return Clients(metrics, store, embedder, lm, runner)
+
+
+@asynccontextmanager
+async def open_clients(
+    settings: Settings, registry: CollectorRegistry | None = None
+) -> AsyncIterator[Clients]:
+    """The real clients for the length of the block, closed when it ends, however it ends.
+
+    Args:
+        settings: The whole tree: each client is built from its own section.
+        registry: Where the metrics register (default: a fresh registry).
+    """
+    clients = await _build_clients(settings, registry)
+    try:
+        yield clients
+    finally:
+        await clients.aclose()

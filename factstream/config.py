@@ -1,7 +1,12 @@
 """Settings: one frozen tree read from the environment; the only place that reads env vars.
 
-Every field names its environment variable. Components receive their own section
-(``settings.kafka``, ``settings.weaviate`` ...), never the whole tree.
+Every field names its environment variable. A component receives the sections it uses
+(``settings.kafka``, ``settings.editor`` ...), never the whole tree, and ``Clients`` carries
+no settings: ``Editor(clients, publisher, settings.editor, settings.worker)``. Only the entry
+points that wire several components together take the whole ``Settings``: the commands,
+``open_clients`` (each client from its own section), the worker (``run_worker``,
+``build_worker_app`` and the agents it registers), the API (``create_app``, ``run_api``), the
+local stack (``services.manager``, ``run_up``), the feed poller, the demo and the evaluations.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ __all__ = [
     "ApiSettings",
     "DEFAULT_CACHE_DIR",
     "DEFAULT_EMBED_MODEL",
+    "EditorSettings",
     "EmbedSettings",
     "EnvVar",
     "FeedSettings",
@@ -32,6 +38,7 @@ __all__ = [
     "Settings",
     "StoreSettings",
     "WeaviateSettings",
+    "WorkerSettings",
     "env_var_markdown",
     "env_var_table",
     "load_settings",

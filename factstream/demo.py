@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from factstream.agents.publish import PublishReport, publish_file, read_documents
-from factstream.agents.waiting import wait_applied
 from factstream.config import Settings
+from factstream.ops.publish import PublishReport, publish_file, read_documents
+from factstream.ops.waiting import wait_applied
 from factstream.store.weaviate_store import WeaviateFactStore
 from factstream.streams.changelog import read_changelog
 from factstream.topics.records import Fact

@@ -19,6 +19,7 @@ from types import FrameType
 
 from factstream.config import Settings
 from factstream.services import manager
+from factstream.services.process import stop_children
 
 __all__ = ["Part", "child_env", "run_up", "start_part", "start_parts", "stop_parts", "supervise"]
 
@@ -99,16 +100,7 @@ def start_parts(settings: Settings, env: dict[str, str]) -> list[Part]:
 
 def stop_parts(parts: list[Part], grace_s: float = 30.0) -> None:
     """SIGTERM every child, wait for it, SIGKILL what outlives the grace period."""
-    running = [p.process for p in parts if p.process is not None and p.process.poll() is None]
-    for proc in running:
-        proc.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    for proc in running:
-        try:
-            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    stop_children([p.process for p in parts if p.process is not None], grace_s=grace_s)
 
 
 def supervise(parts: list[Part], stopping: Callable[[], bool]) -> Part | None:

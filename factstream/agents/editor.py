@@ -17,6 +17,7 @@ from aiokafka.errors import KafkaError
 
 from factstream.clients import Clients
 from factstream.concurrency import backoff_delay
+from factstream.config import EditorSettings, WorkerSettings
 from factstream.errors import BadInput, LMOutputInvalid, StoreUnavailable
 from factstream.knowledge.materializer import Materializer
 from factstream.knowledge.pipeline import (
@@ -68,13 +69,25 @@ def _where(record: InputRecord) -> str:
 
 
 class Editor:
-    """Edits the knowledge base for each document, in the order it is given them."""
+    """Edits the knowledge base for each document, in the order it is given them.
 
-    def __init__(self, clients: Clients, publisher: ChangelogPublisher) -> None:
-        settings = clients.settings
+    Args:
+        clients: The fact store, embedder and LM task runner; the metrics.
+        publisher: Where edit batches, dead letters and documents for review go.
+        editor: How a document is edited (retrieval, classification, blast radius).
+        worker: The worker's limits (the largest document accepted).
+    """
+
+    def __init__(
+        self,
+        clients: Clients,
+        publisher: ChangelogPublisher,
+        editor: EditorSettings,
+        worker: WorkerSettings,
+    ) -> None:
         self._clients, self._publisher = clients, publisher
-        self._max_bytes = settings.worker.max_document_bytes
-        self._ctx = EditContext(clients.store, clients.embedder, clients.runner, settings.editor)
+        self._max_bytes, self._max_edits = worker.max_document_bytes, editor.max_edits
+        self._ctx = EditContext(clients.store, clients.embedder, clients.runner, editor)
         self._materializer = Materializer(clients.store, clients.embedder, sink=publisher)
         self.metrics = clients.metrics.worker
 
@@ -125,7 +138,7 @@ class Editor:
             await self._materializer.apply(batch)
             return Outcome.RECOVERED
         plan = await edit_document(doc, self._ctx)
-        problem = bound_problem(plan, self._clients.settings.editor.max_edits)
+        problem = bound_problem(plan, self._max_edits)
         if problem is not None:
             log.warning("review %s: document %r %s", _where(record), doc.id, problem)
             await self._publisher.review(doc)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from contextlib import AsyncExitStack
 from typing import Any
 
 import faust
@@ -14,7 +15,7 @@ from prometheus_client import start_http_server
 from factstream.agents.editor import Editor, InputRecord, Outcome
 from factstream.agents.gauges import PartitionGauges
 from factstream.agents.query import register_query_agent
-from factstream.clients import Clients, build_clients
+from factstream.clients import Clients, open_clients
 from factstream.concurrency import backoff_delay
 from factstream.config import Settings
 from factstream.streams.admin import ensure_topics, topic_partitions
@@ -40,6 +41,7 @@ class Runtime:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._lock = asyncio.Lock()
+        self._open = AsyncExitStack()  # the clients and the publisher, closed by close()
         self._clients: Clients | None = None
         self._publisher: ChangelogPublisher | None = None
         self._editor: Editor | None = None
@@ -51,12 +53,15 @@ class Runtime:
     async def editor(self) -> Editor:
         async with self._lock:
             if self._editor is None:
-                self._clients = await build_clients(self.settings)
+                self._clients = await self._open.enter_async_context(open_clients(self.settings))
                 self._publisher = ChangelogPublisher(
                     self.settings.kafka, self.settings.worker.app_id
                 )
                 await self._publisher.start()
-                self._editor = Editor(self._clients, self._publisher)
+                self._open.push_async_callback(self._publisher.stop)
+                self._editor = Editor(
+                    self._clients, self._publisher, self.settings.editor, self.settings.worker
+                )
                 self._gauges = PartitionGauges(
                     self._clients.metrics.worker,
                     topic_name(TopicName.DOCUMENTS, self.settings.kafka.topic_prefix),
@@ -146,10 +151,7 @@ class Runtime:
             task.cancel()
         if self._metrics_server is not None:
             self._metrics_server.shutdown()
-        if self._publisher is not None:
-            await self._publisher.stop()
-        if self._clients is not None:
-            await self._clients.aclose()
+        await self._open.aclose()
 
 
 def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:

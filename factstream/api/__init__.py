@@ -1,7 +1,9 @@
-"""The HTTP API (design.md section 6): ask, facts, documents, health, readiness, metrics."""
+"""The HTTP API (design.md section 6): ask, facts, documents, health, readiness, metrics.
 
-from __future__ import annotations
+``app`` (``create_app``, the FastAPI factory), ``routes``, ``schemas``, ``auth``, ``limits``,
+``health``, ``metrics``, ``state``, ``server`` (``factstream api``) and ``commands``. Import
+the modules themselves; this package re-exports nothing, so that the command line loads
+FastAPI and the clients only when it serves.
+"""
 
-from factstream.api.app import create_app
-
-__all__ = ["create_app"]
+__all__: list[str] = []

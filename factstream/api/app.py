@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 
 from fastapi import FastAPI, Request, Response, status
 from fastapi.exceptions import RequestValidationError
@@ -14,7 +14,7 @@ from factstream.api.limits import Admission, BodyLimit
 from factstream.api.metrics import ApiMetrics
 from factstream.api.routes import router
 from factstream.api.state import ApiState
-from factstream.clients import Clients, build_clients
+from factstream.clients import Clients, open_clients
 from factstream.config import Settings
 from factstream.errors import (
     FactstreamError,
@@ -68,24 +68,25 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        own = clients is None
-        used = clients if clients is not None else await build_clients(settings)
-        engine = QueryEngine(
-            used.store, used.embedder, used.runner, settings.api, alpha=settings.editor.alpha
-        )
-        state = ApiState(
-            used,
-            engine,
-            keys if keys is not None else load_key_table(settings.api),
-            ApiMetrics.create(used.metrics),
-        )
-        app.state.api = state
-        try:
+        async with AsyncExitStack() as opened:
+            used = clients
+            if used is None:  # our own: closed as the app stops
+                used = await opened.enter_async_context(open_clients(settings))
+            engine = QueryEngine(
+                used.store, used.embedder, used.runner, settings.api, alpha=settings.editor.alpha
+            )
+            state = ApiState(
+                used,
+                engine,
+                keys if keys is not None else load_key_table(settings.api),
+                ApiMetrics.create(used.metrics),
+                settings.api,
+                settings.kafka,
+                settings.lm,
+            )
+            opened.push_async_callback(state.aclose)
+            app.state.api = state
             yield
-        finally:
-            await state.aclose()
-            if own:
-                await used.aclose()
 
     app = FastAPI(
         title="factstream",

@@ -9,6 +9,7 @@ import httpx
 from aiokafka.admin import AIOKafkaAdminClient
 
 from factstream.clients import Clients
+from factstream.config import KafkaSettings, LMSettings
 
 __all__ = ["CHECK_TIMEOUT_S", "readiness"]
 
@@ -40,12 +41,11 @@ async def _check(probe: Awaitable[object]) -> str:
     return "ok"
 
 
-async def readiness(clients: Clients) -> dict[str, str]:
+async def readiness(clients: Clients, kafka: KafkaSettings, lm: LMSettings) -> dict[str, str]:
     """``{"kafka": "ok", "weaviate": "ok", "lm": "..."}``: each check's outcome."""
-    settings = clients.settings
-    kafka, weaviate, lm = await asyncio.gather(
-        _check(_kafka(settings.kafka.bootstrap_servers)),
+    kafka_ok, weaviate_ok, lm_ok = await asyncio.gather(
+        _check(_kafka(kafka.bootstrap_servers)),
         _check(clients.store.namespaces()),
-        _check(_lm(settings.lm.url)),
+        _check(_lm(lm.url)),
     )
-    return {"kafka": kafka, "weaviate": weaviate, "lm": lm}
+    return {"kafka": kafka_ok, "weaviate": weaviate_ok, "lm": lm_ok}

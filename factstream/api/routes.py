@@ -100,10 +100,10 @@ async def list_facts(
 ) -> FactsPage:
     """Search (``q``) or list a namespace's facts, as of a time, page by page."""
     state.keys.check(key, "read", namespace)
-    limit = min(limit, state.clients.settings.api.max_page)
+    limit = min(limit, state.api.max_page)
     await state.engine.require_namespace(namespace)
     if q:
-        request = AskRequest(q, namespace, as_of, min(limit, state.clients.settings.api.max_top_k))
+        request = AskRequest(q, namespace, as_of, min(limit, state.api.max_top_k))
         used = await state.engine.retrieve(request)
         return FactsPage(facts=[FactOut.used(f) for f in used], cursor=None)
     page = await state.clients.store.list_facts(
@@ -149,7 +149,7 @@ async def healthz() -> dict[str, str]:
 @router.get("/readyz", response_model=ReadyResponse, tags=["operations"])
 async def readyz(state: State, response: Response) -> ReadyResponse:
     """Kafka, Weaviate and the LM server answer; 503 with the reasons if not."""
-    checks = await readiness(state.clients)
+    checks = await readiness(state.clients, state.kafka, state.lm)
     ready = all(value == "ok" for value in checks.values())
     if not ready:
         response.status_code = status.HTTP_503_SERVICE_UNAVAILABLE

@@ -11,6 +11,7 @@ from fastapi import Depends, Request
 from factstream.access import KeyTable
 from factstream.api.metrics import ApiMetrics
 from factstream.clients import Clients
+from factstream.config import ApiSettings, KafkaSettings, LMSettings
 from factstream.knowledge.query import QueryEngine
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.topics.records import Document
@@ -20,12 +21,15 @@ __all__ = ["ApiState", "State"]
 
 @dataclass
 class ApiState:
-    """Built once by the app's lifespan."""
+    """Built once by the app's lifespan, with the settings sections the routes read."""
 
     clients: Clients
     engine: QueryEngine
     keys: KeyTable
     metrics: ApiMetrics
+    api: ApiSettings
+    kafka: KafkaSettings
+    lm: LMSettings
     _publisher: ChangelogPublisher | None = None
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -33,7 +37,7 @@ class ApiState:
         """Publish on factstream.documents (the producer starts on first use)."""
         async with self._lock:
             if self._publisher is None:
-                publisher = ChangelogPublisher(self.clients.settings.kafka, "factstream-api")
+                publisher = ChangelogPublisher(self.kafka, "factstream-api")
                 await publisher.start()
                 self._publisher = publisher
         await self._publisher.publish_documents(documents)

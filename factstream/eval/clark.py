@@ -25,8 +25,7 @@ import httpx
 from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
-from factstream.agents.waiting import wait_applied
-from factstream.clients import Clients, build_clients
+from factstream.clients import Clients, open_clients
 from factstream.config import Settings
 from factstream.errors import FactstreamError
 from factstream.eval.datasets import ClarkDocument, load_clark
@@ -40,6 +39,8 @@ from factstream.eval.protocol import (
 )
 from factstream.eval.report import tokens_by_task, total_tokens
 from factstream.knowledge.query import AskRequest, QueryEngine
+from factstream.ops.waiting import wait_applied
+from factstream.services.process import free_port
 from factstream.streams.admin import ensure_topics
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.topics.records import Document
@@ -97,14 +98,6 @@ def _names(run: ClarkRun, metrics_port: int) -> _Names:
     return _Names(stamp, tag, env)
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _documents(run: ClarkRun, namespace: str) -> list[Document]:
     clark = load_clark(run.data)
     ordered: list[ClarkDocument] = sorted(clark.documents.values(), key=lambda d: d.position)
@@ -139,16 +132,16 @@ async def _scrape_tokens(port: int) -> dict[str, dict[str, int]]:
 class _Asker:
     """Asks one checkpoint's questions through the query engine, a few at a time."""
 
-    def __init__(self, clients: Clients, namespace: str) -> None:
+    def __init__(self, clients: Clients, settings: Settings, namespace: str) -> None:
         self.clients, self.namespace = clients, namespace
         self.engine = QueryEngine(
             clients.store,
             clients.embedder,
             clients.runner,
-            clients.settings.api,
-            alpha=clients.settings.editor.alpha,
+            settings.api,
+            alpha=settings.editor.alpha,
         )
-        self.limit = asyncio.Semaphore(clients.settings.lm.max_concurrency)
+        self.limit = asyncio.Semaphore(settings.lm.max_concurrency)
 
     async def ask(self, question: ClarkQuestion) -> tuple[str | None, str | None]:
         """The chosen answer, or None and why it failed (an invalid LM answer counts wrong)."""
@@ -197,7 +190,7 @@ async def run_clark(run: ClarkRun, progress: Progress | None = None) -> dict[str
     """Run the protocol for ``run.method``; returns the results (the CLI writes them)."""
     progress = progress or Progress()
     started = time.monotonic()
-    metrics_port = _free_port()
+    metrics_port = free_port()
     names = _names(run, metrics_port)
     settings = Settings.from_env(names.env)  # the worker child gets the same names.env
     documents = _documents(run, names.namespace)
@@ -206,40 +199,39 @@ async def run_clark(run: ClarkRun, progress: Progress | None = None) -> dict[str
     log = settings.local.cache_dir / "logs" / f"{names.namespace}-worker.log"
     await ensure_topics(settings.kafka, settings.worker)
     worker = Part("worker", [sys.executable, "-m", "factstream", "worker"], log, "", env=names.env)
-    clients = await build_clients(settings, CollectorRegistry())
     publisher = ChangelogPublisher(settings.kafka, client_id=f"{names.namespace}-publish")
     answers: list[dict[str, Any]] = []
     checkpoint_rows: list[dict[str, Any]] = []
     ingest_s = ask_s = 0.0
-    try:
-        start_part(worker)
-        await publisher.start()
-        asker, sent = _Asker(clients, names.namespace), 0
-        for cp in checkpoints:
-            due = [d for d in documents[sent:] if d.timestamp <= cp.time]
-            progress.stage(f"documents to {cp.share:.0%}", len(due))
-            t0 = time.monotonic()
-            await _publish(publisher, due)
-            await wait_applied(
-                clients.store,
-                names.namespace,
-                [d.id for d in due],
-                progress.advance,
-                run.timeout_s,
-                alive=worker.alive,
-            )
-            sent += len(due)
-            t1 = time.monotonic()
-            rows = await _ask_checkpoint(asker, questions, cp, progress)
-            ingest_s, ask_s = ingest_s + t1 - t0, ask_s + time.monotonic() - t1
-            answers += rows
-            checkpoint_rows.append(_checkpoint_row(cp, sent, rows))
-        ingest_tokens = await _scrape_tokens(metrics_port)
-    finally:
-        await publisher.stop()
-        stop_parts([worker], grace_s=60)
-        ask_tokens = tokens_by_task(clients.metrics.registry.collect())
-        await clients.aclose()
+    async with open_clients(settings, CollectorRegistry()) as clients:
+        try:
+            start_part(worker)
+            await publisher.start()
+            asker, sent = _Asker(clients, settings, names.namespace), 0
+            for cp in checkpoints:
+                due = [d for d in documents[sent:] if d.timestamp <= cp.time]
+                progress.stage(f"documents to {cp.share:.0%}", len(due))
+                t0 = time.monotonic()
+                await _publish(publisher, due)
+                await wait_applied(
+                    clients.store,
+                    names.namespace,
+                    [d.id for d in due],
+                    progress.advance,
+                    run.timeout_s,
+                    alive=worker.alive,
+                )
+                sent += len(due)
+                t1 = time.monotonic()
+                rows = await _ask_checkpoint(asker, questions, cp, progress)
+                ingest_s, ask_s = ingest_s + t1 - t0, ask_s + time.monotonic() - t1
+                answers += rows
+                checkpoint_rows.append(_checkpoint_row(cp, sent, rows))
+            ingest_tokens = await _scrape_tokens(metrics_port)
+        finally:
+            await publisher.stop()
+            stop_parts([worker], grace_s=60)
+            ask_tokens = tokens_by_task(clients.metrics.registry.collect())
     predictions = {(a["share"], a["index"]): a["predicted"] for a in answers}
     scored = score(questions, checkpoints, predictions)
     return {

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from prometheus_client import start_http_server
-from rich.console import Console
 from rich.table import Table
 
 from factstream.config import load_settings
+from factstream.console import console
 from factstream.feeds.config import FeedListError, FeedSpec, load_feeds
 from factstream.metrics import Metrics
 
@@ -25,7 +25,6 @@ feeds_app = typer.Typer(
     help="Follow RSS/Atom feeds into factstream.documents (FACTSTREAM_FEEDS_FILE or _LIST).",
     no_args_is_help=True,
 )
-console = Console()
 
 
 def _feeds() -> list[FeedSpec]:

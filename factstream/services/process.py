@@ -1,4 +1,4 @@
-"""Process plumbing for local services: build steps, detached servers, pid files, ports."""
+"""Process plumbing: build steps, detached servers, pid files, stopping children, ports."""
 
 from __future__ import annotations
 
@@ -9,20 +9,24 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from factstream.errors import BuildStepFailed, ServiceStartFailed, ToolMissing
 
 __all__ = [
     "CacheLayout",
+    "free_port",
+    "free_ports",
     "port_is_free",
     "process_alive",
     "require_tool",
     "read_pid",
     "run_step",
     "start_detached",
+    "stop_children",
     "stop_process",
     "wait_until",
 ]
@@ -152,6 +156,53 @@ def stop_process(pid: int, *, grace_s: float = 30.0) -> None:
             if not process_alive(pid):
                 return
             time.sleep(0.2)
+
+
+def stop_children(children: Iterable[subprocess.Popen[Any]], *, grace_s: float = 30.0) -> None:
+    """SIGTERM every child still running, wait up to ``grace_s`` for them all, SIGKILL the rest.
+
+    Every child signalled is waited for, so none is left behind as a zombie.
+    """
+    running = [proc for proc in children if proc.poll() is None]
+    for proc in running:
+        proc.terminate()
+    deadline = time.monotonic() + grace_s
+    for proc in running:
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    return free_ports(1)[0]
+
+
+def free_ports(count: int, *, pair_last: bool = False) -> list[int]:
+    """``count`` distinct free ports on 127.0.0.1 (held together while chosen, so none repeats).
+
+    Args:
+        count: How many.
+        pair_last: The last port's successor is free too (checked, not returned).
+    """
+    held: list[socket.socket] = []
+    try:
+        while len(held) < count:
+            sock = socket.socket()
+            held.append(sock)
+            sock.bind(("127.0.0.1", 0))
+            if pair_last and len(held) == count:
+                with socket.socket() as nxt:
+                    try:
+                        nxt.bind(("127.0.0.1", sock.getsockname()[1] + 1))
+                    except OSError:
+                        held.pop().close()
+        return [int(s.getsockname()[1]) for s in held]
+    finally:
+        for sock in held:
+            sock.close()
 
 
 def port_is_free(port: int, host: str = "127.0.0.1") -> bool:

@@ -22,13 +22,14 @@ import pytest
 import uvicorn
 from aiokafka import AIOKafkaProducer
 from fixtures.decisions import Decisions
-from fixtures.stack import Stack, StackFactory, free_port
+from fixtures.stack import Stack, StackFactory
 
 from factstream.access import hash_key
 from factstream.api.app import create_app
-from factstream.clients import Clients, build_clients
+from factstream.clients import Clients, open_clients
 from factstream.config import Settings
 from factstream.knowledge.materializer import Materializer
+from factstream.services.process import free_port
 from factstream.topics.definitions import TopicName
 from factstream.topics.records import (
     Answer,
@@ -110,9 +111,7 @@ async def _write_facts(clients: Clients) -> dict[str, str]:
 
 
 async def _serve(stack: Stack) -> AsyncIterator[Api]:
-    clients = await build_clients(stack.settings)
-    server: uvicorn.Server | None = None
-    try:
+    async with open_clients(stack.settings) as clients:
         ids = await _write_facts(clients)
         port = free_port()
         config = uvicorn.Config(
@@ -132,8 +131,6 @@ async def _serve(stack: Stack) -> AsyncIterator[Api]:
         yield Api(f"http://127.0.0.1:{port}", stack, ids)
         server.should_exit = True
         await task
-    finally:
-        await clients.aclose()
 
 
 def _env() -> dict[str, str]:

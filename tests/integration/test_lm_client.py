@@ -10,7 +10,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -44,6 +43,7 @@ from factstream.prompts.rewrite_fact import RewriteFactContext
 from factstream.services.llama import LlamaServer
 from factstream.services.process import (
     CacheLayout,
+    free_port,
     process_alive,
     start_detached,
     stop_process,
@@ -212,17 +212,11 @@ def test_every_json_schema_compiles_to_a_llamacpp_grammar(lm_settings: Settings)
 # -- a server killed mid-call ---------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class SecondServer:
     """A second llama.cpp server on its own port, built from the shared cache (no rebuild)."""
 
     def __init__(self, settings: Settings) -> None:
-        self.lm = settings.lm.model_copy(update={"url": f"http://127.0.0.1:{_free_port()}/v1"})
+        self.lm = settings.lm.model_copy(update={"url": f"http://127.0.0.1:{free_port()}/v1"})
         layout = CacheLayout(settings.local.cache_dir)
         self.server = LlamaServer(self.lm, settings.local, layout)
         self.timeout_s = settings.local.start_timeout_s

@@ -11,10 +11,10 @@ import time
 
 import httpx
 from fixtures.decisions import Decisions
-from fixtures.stack import StackFactory, free_port
+from fixtures.stack import StackFactory
 
 from factstream.services.kafka import kafka_answers_metadata
-from factstream.services.process import process_alive
+from factstream.services.process import free_port, process_alive
 
 
 async def test_up_serves_questions_and_stops_cleanly(stack_factory: StackFactory) -> None:

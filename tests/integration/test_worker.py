@@ -19,11 +19,12 @@ import httpx
 from aiokafka import AIOKafkaProducer
 from aiokafka.partitioner import murmur2
 from fixtures.decisions import Decisions
-from fixtures.stack import Stack, StackFactory, free_port
+from fixtures.stack import Stack, StackFactory
 from prometheus_client.parser import text_string_to_metric_families
 
 from factstream.config import Settings
 from factstream.knowledge.pipeline import EditPlan, PlannedEdit, to_records
+from factstream.services.process import free_port
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.topics.definitions import TopicName
 from factstream.topics.records import (

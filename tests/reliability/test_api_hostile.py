@@ -32,7 +32,7 @@ from urllib.parse import quote
 
 import httpx
 from fixtures.hostile import HOSTILE_NAMESPACES, draw_all, seed_facts
-from fixtures.stack import Stack, StackFactory, _wait_http, free_port
+from fixtures.stack import Stack, StackFactory, _wait_http
 from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import ValidationError
@@ -41,6 +41,7 @@ from starlette.routing import Route
 from factstream.access import hash_key
 from factstream.api.app import create_app
 from factstream.api.schemas import AskBody, DocumentsBody
+from factstream.services.process import free_port, stop_children
 from factstream.topics.definitions import TopicName
 from factstream.topics.records import Document
 
@@ -129,8 +130,7 @@ async def served(stack_factory: StackFactory) -> AsyncIterator[Api]:
         # It served everything without dying (uvicorn exits by re-raising the SIGTERM).
         assert proc.poll() is None, (stack.tmp / "api.log").read_text()[-3000:]
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        stop_children([proc])
 
 
 def routes(api: Api) -> list[tuple[str, str]]:

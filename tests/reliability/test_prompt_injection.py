@@ -34,11 +34,12 @@ import httpx
 import pytest
 from fixtures.hostile import publish_all, seed_facts
 from fixtures.hostile_lm import label_for
-from fixtures.stack import Stack, StackFactory, _wait_http, free_port
+from fixtures.stack import Stack, StackFactory, _wait_http
 
 from factstream.config import Settings
 from factstream.knowledge.pipeline import normalise
 from factstream.prompts.extract_facts import DEFAULT_MAX_FACTS
+from factstream.services.process import free_port, stop_children
 from factstream.topics.definitions import TopicName
 from factstream.topics.records import (
     DeadLetter,
@@ -218,8 +219,7 @@ async def test_an_obedient_lm_cannot_widen_the_blast_radius(
         run = await run_corpus(stack, attacks)
         stats = httpx.get(f"http://127.0.0.1:{port}/stats", timeout=10).json()
     finally:
-        lm.terminate()
-        lm.wait(timeout=10)
+        stop_children([lm], grace_s=10)
 
     check_invariants(run, attacks)
     assert stats["control_tokens"] == [], stats["control_tokens"][:5]

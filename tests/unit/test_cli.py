@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,3 +56,25 @@ def test_unknown_service_is_rejected() -> None:
     result = runner.invoke(app, ["services", "status", "--only", "postgres"])
     assert result.exit_code == 2
     assert "Invalid value" in result.output and "kafka" in result.output
+
+
+def test_a_failure_in_a_top_level_command_is_one_clear_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FACTSTREAM_CACHE_DIR", str(tmp_path))
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        free = sock.getsockname()[1]
+    monkeypatch.setenv("FACTSTREAM_WEAVIATE_HTTP_PORT", str(free))
+    result = runner.invoke(app, ["facts", "--namespace", "desk"])
+    assert result.exit_code == 1
+    assert result.output.startswith("error: fact store at ")
+    assert "Traceback" not in result.output
+
+
+def test_the_command_line_loads_no_client_library_until_a_command_runs() -> None:
+    # The embedding child process (spawn) imports factstream.__main__, hence the CLI, too.
+    heavy = ("fastapi", "weaviate", "faust", "torch", "factstream.clients")
+    code = f"import sys, factstream.cli; print([m for m in {heavy!r} if m in sys.modules])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -62,8 +62,8 @@ async def test_a_batch_whose_applying_failed_is_applied_on_retry_without_the_lm(
 
     lm, store, changelog = ScriptedLM([reply] * 10), StoreDownOnce(), Changelog()
     settings = Settings()
-    clients = Clients(settings, Metrics.create(), store, HashingEmbedder(), lm, TaskRunner(lm))
-    editor = Editor(clients, changelog)  # type: ignore[arg-type]
+    clients = Clients(Metrics.create(), store, HashingEmbedder(), lm, TaskRunner(lm))
+    editor = Editor(clients, changelog, settings.editor, settings.worker)  # type: ignore[arg-type]
     document = Document(
         id="doc-1",
         namespace="desk",

@@ -18,13 +18,7 @@ from factstream.services.manager import (
     start_services,
     stop_services,
 )
-from factstream.services.process import CacheLayout, port_is_free, run_step
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from factstream.services.process import CacheLayout, free_port, port_is_free, run_step
 
 
 class EchoService(LocalService):
@@ -75,7 +69,7 @@ def layout(tmp_path: Path) -> CacheLayout:
 
 @pytest.fixture
 def echo(layout: CacheLayout) -> Iterator[EchoService]:
-    svc = EchoService(layout, _free_port())
+    svc = EchoService(layout, free_port())
     yield svc
     stop_services([svc])
 
@@ -92,7 +86,7 @@ def test_up_starts_then_reuses_then_down_stops(echo: EchoService) -> None:
 
 
 def test_a_server_we_did_not_start_is_reused_and_left_running(layout: CacheLayout) -> None:
-    outside = EchoService(CacheLayout(layout.root / "elsewhere"), _free_port())
+    outside = EchoService(CacheLayout(layout.root / "elsewhere"), free_port())
     start_services([outside], timeout_s=20)
     try:
         ours = EchoService(layout, outside.port)
@@ -113,7 +107,7 @@ def test_port_held_by_something_else_is_a_clear_error(layout: CacheLayout) -> No
     with socket.socket() as squatter:
         squatter.bind(("127.0.0.1", 0))
         squatter.listen()
-        svc = NeedsTwoPorts(layout, _free_port())
+        svc = NeedsTwoPorts(layout, free_port())
         svc.extra = squatter.getsockname()[1]  # type: ignore[attr-defined]
         with pytest.raises(PortTaken, match=rf"port 127.0.0.1:{svc.extra} .*ECHO_EXTRA_PORT"):  # type: ignore[attr-defined]
             start_services([svc], timeout_s=5)
@@ -121,14 +115,14 @@ def test_port_held_by_something_else_is_a_clear_error(layout: CacheLayout) -> No
 
 
 def test_failed_build_step_stops_the_up(layout: CacheLayout) -> None:
-    svc = BrokenBuild(layout, _free_port())
+    svc = BrokenBuild(layout, free_port())
     with pytest.raises(BuildStepFailed, match="step 'compile' failed.*echo-build.log"):
         start_services([svc], timeout_s=5)
     assert port_is_free(svc.port)
 
 
 def test_remote_services_are_not_ours_to_run(layout: CacheLayout) -> None:
-    svc = EchoService(layout, _free_port(), host="gpu-box.internal")
+    svc = EchoService(layout, free_port(), host="gpu-box.internal")
     rows = start_services([svc], timeout_s=5)
     assert rows[0].state is ServiceState.REMOTE and svc.provisioned == 0
 

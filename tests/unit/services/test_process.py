@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -13,12 +14,14 @@ import pytest
 from factstream.errors import BuildStepFailed, ServiceStartFailed, ToolMissing
 from factstream.services.process import (
     CacheLayout,
+    free_ports,
     port_is_free,
     process_alive,
     read_pid,
     require_tool,
     run_step,
     start_detached,
+    stop_children,
     stop_process,
     wait_until,
 )
@@ -109,3 +112,23 @@ def test_wait_until_times_out(tmp_path: Path) -> None:
             wait_until("slow", lambda: False, pid=pid, log=log, timeout_s=1, interval_s=0.1)
     finally:
         stop_process(pid, grace_s=2)
+
+
+def test_free_ports_are_distinct_and_free() -> None:
+    ports = free_ports(5, pair_last=True)
+    assert len(set(ports)) == 5
+    assert all(port_is_free(port) for port in [*ports, ports[-1] + 1])
+
+
+def test_stop_children_kills_what_ignores_sigterm_and_reaps_all() -> None:
+    stubborn = "import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); " + (
+        "print('ready', flush=True); time.sleep(60)"
+    )
+    polite = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    deaf = subprocess.Popen([sys.executable, "-c", stubborn], stdout=subprocess.PIPE)
+    assert deaf.stdout is not None and deaf.stdout.readline() == b"ready\n"
+    began = time.monotonic()
+    stop_children([polite, deaf], grace_s=0.5)
+    deaf.stdout.close()
+    assert time.monotonic() - began < 10
+    assert polite.returncode == -15 and deaf.returncode == -9

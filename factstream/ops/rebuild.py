@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from factstream.clients import Clients
+from factstream.config import KafkaSettings
 from factstream.knowledge.materializer import Materializer
 from factstream.streams.changelog import first_batches, in_input_order, read_changelog
 from factstream.topics.records import FactEdit
@@ -25,7 +26,10 @@ class RebuildReport:
 
 
 async def rebuild_namespaces(
-    clients: Clients, namespaces: list[str] | None = None, progress: Progress | None = None
+    clients: Clients,
+    kafka: KafkaSettings,
+    namespaces: list[str] | None = None,
+    progress: Progress | None = None,
 ) -> list[RebuildReport]:
     """Rebuild each of ``namespaces`` (None: every namespace on the changelog), reading the
     changelog once; after a lost Weaviate disk, None restores everything there was.
@@ -34,7 +38,7 @@ async def rebuild_namespaces(
     """
     wanted = set(namespaces) if namespaces is not None else None
     edits: dict[str, list[FactEdit]] = {name: [] for name in namespaces or []}
-    async for edit in read_changelog(clients.settings.kafka):
+    async for edit in read_changelog(kafka):
         if wanted is None or edit.namespace in wanted:
             edits.setdefault(edit.namespace, []).append(edit)
     return [

@@ -1,0 +1,87 @@
+"""``factstream services``: provision, start, stop and check the local stack on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from factstream.config import Settings, load_settings
+from factstream.console import console, print_status
+from factstream.services import manager
+
+__all__ = ["services_app"]
+
+services_app = typer.Typer(
+    help="The local stack on 127.0.0.1: Apache Kafka, Weaviate, the LM server.",
+    no_args_is_help=True,
+)
+
+ServiceName = StrEnum("ServiceName", {name: name for name in manager.SERVICE_NAMES})  # type: ignore[misc]  # functional API
+
+Only = Annotated[
+    list[ServiceName] | None,
+    typer.Option("--only", help=f"Only this service ({', '.join(manager.SERVICE_NAMES)}); repeat."),
+]
+Gguf = Annotated[
+    Path | None,
+    typer.Option(
+        "--gguf",
+        help="Serve this GGUF instead of SmolLM2-135M-Instruct.",
+        exists=True,
+        dir_okay=False,
+    ),
+]
+
+
+def _settings(gguf: Path | None) -> Settings:
+    settings = load_settings()
+    if gguf is None:
+        return settings
+    local = settings.local.model_copy(update={"gguf": gguf.resolve()})
+    return settings.model_copy(update={"local": local})
+
+
+@services_app.command("up")
+def services_up(only: Only = None, gguf: Gguf = None) -> None:
+    """Provision (first run: downloads and builds) and start the services; reuse running ones."""
+    settings = _settings(gguf)
+    console.print(f"cache: {settings.local.cache_dir}  (first run builds for ~10 minutes)")
+    print_status(manager.up(settings, only or manager.SERVICE_NAMES))
+
+
+@services_app.command("provision")
+def services_provision(only: Only = None) -> None:
+    """Download and build the services (first run: ~10 minutes) without starting them."""
+    settings = load_settings()
+    console.print(f"cache: {settings.local.cache_dir}")
+    manager.provision(settings, only or manager.SERVICE_NAMES)
+    console.print("provisioned")
+
+
+@services_app.command("down")
+def services_down(only: Only = None) -> None:
+    """Stop the services this cache folder started; services started elsewhere are left alone."""
+    print_status(manager.down(load_settings(), only or manager.SERVICE_NAMES))
+
+
+@services_app.command("status")
+def services_status(only: Only = None) -> None:
+    """Report each service: started by us, external, remote, or stopped."""
+    print_status(manager.status(load_settings(), only or manager.SERVICE_NAMES))
+
+
+@services_app.command("check")
+def services_check() -> None:
+    """Bring the local stack up and show a round trip through each service."""
+    from factstream.services.check import run_round_trips
+
+    settings = load_settings()
+    print_status(manager.up(settings))
+    for trip in asyncio.run(run_round_trips(settings)):
+        console.rule(f"[bold]{trip.service}[/] ({trip.seconds:.2f}s)")
+        console.print(f"sent:     {trip.sent}", soft_wrap=True, markup=False)
+        console.print(f"received: {trip.received}", soft_wrap=True, markup=False)
