@@ -3,17 +3,29 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: help setup tools services provision demo test test-unit reliability bench bench-1m lint format down clean
+.PHONY: help setup tools services provision demo test test-unit test-integration reliability \
+	bench bench-1m lint format down clean
+# make test's steps run one after another, in the order named, even under make -j: lint and the
+# unit tests fail fast, before provisioning and the integration tests.
+.NOTPARALLEL:
 
 help:
-	@echo "make demo       set everything up, start the local stack, run the demo"
-	@echo "make test       set everything up, run lint and every test (unit + integration)"
-	@echo "make test-unit  unit tests only (no services)"
-	@echo "make reliability the reliability suite at full size (faults, bad input)"
-	@echo "make bench      the benchmarks (bench/results/<timestamp>.json, a table; ~30 min)"
-	@echo "make bench-1m   ask latency at 1M facts on a Weaviate of its own (~30 min, several GB)"
-	@echo "make lint       ruff + mypy"
-	@echo "make down       stop the local services"
+	@echo "make help              this list"
+	@echo "make demo              set everything up, start the local stack, run the demo"
+	@echo "make test              lint, then test-unit, then test-integration; stops at a failure"
+	@echo "make test-unit         unit tests only (no services)"
+	@echo "make test-integration  integration tests (real services, reliability suite reduced)"
+	@echo "make reliability       the reliability suite at full size (faults, bad input)"
+	@echo "make bench             the benchmarks (bench/results/<timestamp>.json, a table; ~30 min)"
+	@echo "make bench-1m          ask latency at 1M facts on a Weaviate of its own (~30 min, GBs)"
+	@echo "make lint              ruff + mypy"
+	@echo "make format            ruff's fixes and formatting, in place"
+	@echo "make setup             the venv (.venv) with factstream and its dev tools"
+	@echo "make tools             check (or apt-get install) the system tools the builds need"
+	@echo "make provision         build and cache Kafka, Weaviate, the LM server, promtool"
+	@echo "make services          start the local services (Kafka, Weaviate, LM server)"
+	@echo "make down              stop the local services"
+	@echo "make clean             remove the venv and the pytest, mypy and ruff caches"
 
 tools:
 	@deploy/local/require-tools.sh
@@ -51,9 +63,16 @@ format: setup
 	$(BIN)/ruff check --fix factstream tests bench
 	$(BIN)/ruff format factstream tests bench
 
+# lint, the unit tests, the integration tests: in this order (.NOTPARALLEL), stopping at the
+# first that fails. Together the two pytest runs are the whole suite.
+test: lint test-unit test-integration
+
+test-unit: setup
+	$(BIN)/pytest -m "not integration"
+
 # Integration tests start the services they need (reusing running ones) and stop what they started.
-test: lint provision
-	$(BIN)/pytest
+test-integration: provision
+	$(BIN)/pytest -m integration
 
 # The reliability suite at full size (make test runs it reduced).
 reliability: lint provision
@@ -65,9 +84,6 @@ bench: provision
 
 bench-1m: provision
 	$(BIN)/python -m bench --only ask_1m
-
-test-unit: setup
-	$(BIN)/pytest -m "not integration"
 
 down: setup
 	$(BIN)/factstream services down

@@ -24,6 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from factstream.config import Settings
 from factstream.knowledge.pipeline import EditPlan, PlannedEdit, to_records
+from factstream.prompts.registry import prompt_ids
 from factstream.services.process import free_port
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.topics.definitions import TopicName
@@ -34,6 +35,7 @@ from factstream.topics.records import (
     Document,
     EditOp,
     Fact,
+    FactEdit,
     InputRef,
     Question,
     edit_id_for,
@@ -301,6 +303,31 @@ async def test_end_to_end_through_the_real_llama_server(
     assert all(e.decided_by.model == lm_settings.lm.model for e in edits)
     facts = await facts_of(stack, "clark")
     assert {e.fact_id for e in edits if e.op is EditOp.ADD} <= {f.fact_id for f in facts.values()}
+
+    # The checks above hold on an empty changelog: require a batch the server's model decided,
+    # applied by the worker, every edit of it read back from Weaviate.
+    batches: dict[str, list[FactEdit]] = {}
+    for edit in edits:
+        batches.setdefault(edit.batch.id, []).append(edit)
+    assert batches, f"no batch on the changelog; outcomes {outcomes}"
+    store = await stack.store()
+    try:
+        by_id = await store.get("clark", [e.fact_id for e in edits])
+    finally:
+        await store.close()
+    for batch in batches.values():
+        source = batch[0].input
+        assert outcomes[f"{source.topic}[{source.partition}]@{source.offset}"] == "applied"
+        assert sorted(e.batch.position for e in batch) == list(range(batch[0].batch.size))
+        for edit in batch:
+            assert edit.decided_by.prompt_version in prompt_ids(), edit.decided_by
+            fact = by_id.get(edit.fact_id)
+            assert fact is not None, f"{edit.op} {edit.fact_id} is not in Weaviate"
+            assert edit.edit_id in {h.edit_id for h in fact.history}, (edit, fact)
+            if edit.op in (EditOp.ADD, EditOp.REWRITE):
+                assert fact.text == edit.text, (edit, fact)
+    ops = sorted(str(e.op) for e in edits)
+    print(f"\nreal LM: outcomes {sorted(outcomes.values())}, {len(batches)} batches, edits {ops}")
 
 
 async def test_a_worker_killed_mid_stream_loses_and_repeats_nothing(
