@@ -7,7 +7,7 @@ backfilled.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
@@ -39,16 +39,6 @@ from factstream.store.weaviate_store import WeaviateFactStore, _property, _valid
 from factstream.temporal.intervals import ValidInterval, at, since, until
 
 A = "desk-a"
-
-
-@pytest.fixture
-def store_prefix(
-    weaviate_client: weaviate.WeaviateClient, unique_name: Callable[[str], str]
-) -> Iterator[str]:
-    prefix = unique_name("Test")
-    yield prefix
-    names = collections_for(prefix)
-    weaviate_client.collections.delete([names.facts.name, names.batches.name])
 
 
 @pytest.fixture
