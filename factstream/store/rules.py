@@ -1,4 +1,4 @@
-"""Semantics every FactStore shares: truth at a time, the similarity floor, the listing order."""
+"""Semantics every FactStore shares: truth at a time, valid time, the floor, the listing order."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 
 from factstream.errors import StoreError
 from factstream.store.base import StoredFact
+from factstream.temporal.intervals import ValidInterval
 from factstream.topics.records import Fact
 
 __all__ = [
@@ -21,6 +22,8 @@ __all__ = [
     "similarities",
     "similarity",
     "order_key",
+    "valid_during",
+    "valid_interval",
     "visible",
 ]
 
@@ -92,6 +95,31 @@ def visible(fact: Fact, as_of: datetime | None, *, include_false: bool = False) 
         return include_false or fact.truth
     truth = fact.truth_at(as_of)
     return truth is not None and (include_false or truth)
+
+
+def valid_interval(fact: Fact, as_of: datetime | None = None) -> ValidInterval:
+    """When ``fact`` held in the world, as known at ``as_of`` (None: now).
+
+    ``[valid_from, valid_to)``, a missing end open. A fact with neither end (written before
+    valid time existed, or whose interval nobody knows) is valid from its ``first_seen``, so
+    existing namespaces read as they did. An end set by a world change after ``as_of``
+    (``closed_at``) was not known then: the interval reads open at that end.
+    """
+    if fact.valid_from is None and fact.valid_to is None:
+        return ValidInterval(fact.first_seen, None)
+    end = fact.valid_to
+    if as_of is not None and fact.closed_at is not None and fact.closed_at > as_of:
+        end = None
+    return ValidInterval(fact.valid_from, end)
+
+
+def valid_during(fact: Fact, valid: ValidInterval | None, as_of: datetime | None = None) -> bool:
+    """Whether ``fact`` held at some instant of ``valid`` (None: no valid-time filter), as
+    known at ``as_of``.
+
+    An empty ``valid`` (``[t, t)``) holds no instant, so no fact passes it.
+    """
+    return valid is None or valid_interval(fact, as_of).overlaps(valid)
 
 
 def order_key(fact_id: str) -> str:
