@@ -316,10 +316,9 @@ async def run_temporal_eval(
 
     What ``factstream eval temporal --data DIR [--out DIR]`` runs.
     """
-    from factstream.clients import build_clients  # the real adapters: not for unit tests
+    from factstream.clients import open_clients  # the real adapters: not for unit tests
 
-    clients = await build_clients(settings)
-    try:
+    async with open_clients(settings) as clients:
         return await run_temporal(
             data_dir,
             clients.store,
@@ -329,5 +328,3 @@ async def run_temporal_eval(
             tick=tick,
             embed_model=settings.embed.model,
         )
-    finally:
-        await clients.aclose()
