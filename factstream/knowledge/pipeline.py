@@ -28,6 +28,7 @@ from factstream.tasks.editing import (
     extract_new_facts,
     rewrite_false_fact,
 )
+from factstream.tasks.facts import NewFact
 from factstream.tasks.runner import TaskResult, TaskRunner
 from factstream.topics.records import (
     BatchRef,
@@ -149,8 +150,8 @@ async def _rewrites(
     for hit in false:
         result = await rewrite_false_fact(ctx.runner, view, hit.fact.text, still_true)
         plan.spend("rewrite", result.usage)
-        if result.value and normalise(result.value) != normalise(hit.fact.text):
-            op, text = EditOp.REWRITE, result.value
+        if result.value and normalise(result.value.text) != normalise(hit.fact.text):
+            op, text = EditOp.REWRITE, result.value.text
         else:
             op, text = EditOp.INVALIDATE, hit.fact.text
         planned.append(
@@ -159,13 +160,15 @@ async def _rewrites(
     return planned
 
 
-def _new_facts(extracted: Sequence[str], known: set[str], decided: DecidedBy) -> list[PlannedEdit]:
+def _new_facts(
+    extracted: Sequence[NewFact], known: set[str], decided: DecidedBy
+) -> list[PlannedEdit]:
     planned = []
-    for text in extracted:
-        key = normalise(text)
+    for fact in extracted:
+        key = normalise(fact.text)
         if key and key not in known:
             known.add(key)
-            planned.append(PlannedEdit(EditOp.ADD, text, decided))
+            planned.append(PlannedEdit(EditOp.ADD, fact.text, decided))
     return planned
 
 
