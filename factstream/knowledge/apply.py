@@ -4,6 +4,13 @@ An edit whose ``edit_id`` is already in a fact's history changes nothing, so a b
 twice, or a changelog replayed, ends in the same state. History stays in event-time order
 and a fact's current truth is its latest entry, so an edit that arrives late never overrides
 an entry with a later event time.
+
+Valid time (when a fact holds in the world) is set, not logged: an added or rewritten fact
+takes the edit's interval (valid from the event time when the edit gives no start); a world
+change (``close``, or a rewrite that is an ``update``) ends the old fact's interval and leaves
+its truth and history alone, while a correction (or a change of no stated kind) makes it
+false as before. An interval only ever shrinks: of several closes the earliest end wins,
+whatever order they arrive in, and applying one twice changes nothing.
 """
 
 from __future__ import annotations
@@ -11,8 +18,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
-from factstream.topics.records import EditOp, Fact, FactEdit, HistoryEntry
+from factstream.store.rules import valid_interval
+from factstream.topics.records import ChangeKind, EditOp, Fact, FactEdit, HistoryEntry
 
 __all__ = ["ApplyResult", "apply_edits", "touched_fact_ids"]
 
@@ -71,8 +80,37 @@ def _new_fact(edit: FactEdit, *, replaces: str | None = None) -> Fact:
         history=[entry],
         first_seen=entry.ts,
         last_changed=entry.ts,
+        valid_from=_start(edit),
+        valid_to=edit.valid_to,
         replaces=replaces,
     )
+
+
+def _start(edit: FactEdit) -> datetime | None:
+    """The new fact's valid_from: the edit's, else the event time, unless the interval the
+    edit gives ends by then (a past state: its start is unknown, so open)."""
+    if edit.valid_from is not None:
+        return edit.valid_from
+    if edit.valid_to is not None and edit.valid_to <= edit.event_time:
+        return None
+    return edit.event_time
+
+
+def _closed(fact: Fact, end: datetime, **changes: object) -> Fact:
+    """``fact`` with its valid interval ended at ``end`` (or earlier, if it already was).
+
+    Truth and history stay: the fact remains true of the interval. A start at or after the
+    end was a default or a mistake; what the close says (it held until ``end``) wins, and
+    the start is left open.
+    """
+    interval = valid_interval(fact)
+    if interval.end is not None:
+        end = min(end, interval.end)
+    start = interval.start
+    if start is not None and start >= end:
+        log.warning("fact %s closed at %s, not after its start %s", fact.fact_id, end, start)
+        start = None
+    return fact.model_copy(update={"valid_from": start, "valid_to": end, **changes})
 
 
 def _applied(fact: Fact | None, edit: FactEdit) -> bool:
@@ -94,10 +132,17 @@ def _apply_one(facts: dict[str, Fact], edit: FactEdit) -> tuple[list[Fact], str 
             return [], f"rewritten fact {edit.replaces} is unknown"
         if target is not None:
             return [], f"fact {edit.fact_id} already exists"
-        closed = _with_entry(old, _entry(edit, False), replaced_by=edit.fact_id)
+        if edit.change is ChangeKind.UPDATE:
+            closed = _closed(old, edit.valid_from or edit.event_time, replaced_by=edit.fact_id)
+        else:
+            closed = _with_entry(old, _entry(edit, False), replaced_by=edit.fact_id)
         return [_new_fact(edit, replaces=old.fact_id), closed], None
     if target is None:
         return [], f"{edit.op.value} of unknown fact {edit.fact_id}"
+    if edit.op is EditOp.CLOSE:
+        assert edit.valid_to is not None  # noqa: S101 - FactEdit requires it of a close
+        closed = _closed(target, edit.valid_to)
+        return ([closed] if closed != target else []), None
     return [_with_entry(target, _entry(edit, edit.op is EditOp.REINFORCE))], None
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from factstream.temporal.intervals import ValidInterval
 from factstream.topics.records import Fact
 
 __all__ = ["AppliedBatch", "FactCounts", "FactPage", "FactStore", "SearchHit", "StoredFact"]
@@ -79,11 +80,15 @@ class FactStore(Protocol):
         top_k: int,
         min_similarity: float,
         alpha: float,
+        valid: ValidInterval | None = None,
     ) -> list[SearchHit]:
         """Hybrid search (``alpha`` 1 = dense only, 0 = BM25 only) over facts true at ``as_of``.
 
-        ``as_of`` None means true now. Only hits with ``similarity >= min_similarity`` are
-        returned, best ``score`` first, at most ``top_k``. An unknown namespace has no facts.
+        ``as_of`` None means true now (what the knowledge base believes, bitemporally: at
+        which time). ``valid`` keeps the facts whose valid interval overlaps it (what held in
+        the world then; ``rules.valid_during``), None filters nothing. Only hits with
+        ``similarity >= min_similarity`` are returned, best ``score`` first, at most
+        ``top_k``. An unknown namespace has no facts.
         """
         ...
 
@@ -99,8 +104,9 @@ class FactStore(Protocol):
         include_false: bool = False,
         limit: int = 100,
         cursor: str | None = None,
+        valid: ValidInterval | None = None,
     ) -> FactPage:
-        """All facts of a namespace in a stable order, page by page."""
+        """All facts of a namespace in a stable order, page by page; ``valid`` as in search."""
         ...
 
     async def upsert(self, namespace: str, facts: Sequence[StoredFact]) -> None:

@@ -14,8 +14,10 @@ from factstream.store.rules import (
     odd_dimensions,
     order_key,
     similarity,
+    valid_during,
     visible,
 )
+from factstream.temporal.intervals import ValidInterval
 from factstream.topics.records import Fact
 
 __all__ = ["InMemoryFactStore"]
@@ -50,13 +52,14 @@ class InMemoryFactStore:
         top_k: int,
         min_similarity: float,
         alpha: float,
+        valid: ValidInterval | None = None,
     ) -> list[SearchHit]:
         """Hybrid search over the facts true at ``as_of``; see ``FactStore.search``."""
         check_search_args(top_k, min_similarity, alpha)
         words = set(_WORD.findall(query.lower()))
         hits = []
         for stored in self._facts.get(namespace, {}).values():
-            if not visible(stored.fact, as_of):
+            if not (visible(stored.fact, as_of) and valid_during(stored.fact, valid)):
                 continue
             cos = similarity(vector, stored.vector)
             overlap = _overlap(words, stored.fact.text)
@@ -79,6 +82,7 @@ class InMemoryFactStore:
         include_false: bool = False,
         limit: int = 100,
         cursor: str | None = None,
+        valid: ValidInterval | None = None,
     ) -> FactPage:
         """Facts in byte order of their ids, ``limit`` a page; see ``rules.visible``."""
         if limit < 1:
@@ -88,6 +92,7 @@ class InMemoryFactStore:
                 stored.fact
                 for stored in self._facts.get(namespace, {}).values()
                 if visible(stored.fact, as_of, include_false=include_false)
+                and valid_during(stored.fact, valid)
                 and (cursor is None or order_key(stored.fact.fact_id) > cursor)
             ),
             key=lambda fact: order_key(fact.fact_id),

@@ -1,4 +1,4 @@
-"""Semantics every FactStore shares: truth at a time, the similarity floor, the listing order."""
+"""Semantics every FactStore shares: truth at a time, valid time, the floor, the listing order."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 
 from factstream.errors import StoreError
 from factstream.store.base import StoredFact
+from factstream.temporal.intervals import ValidInterval
 from factstream.topics.records import Fact
 
 __all__ = [
@@ -21,6 +22,8 @@ __all__ = [
     "similarities",
     "similarity",
     "order_key",
+    "valid_during",
+    "valid_interval",
     "visible",
 ]
 
@@ -92,6 +95,25 @@ def visible(fact: Fact, as_of: datetime | None, *, include_false: bool = False) 
         return include_false or fact.truth
     truth = fact.truth_at(as_of)
     return truth is not None and (include_false or truth)
+
+
+def valid_interval(fact: Fact) -> ValidInterval:
+    """When ``fact`` held in the world: ``[valid_from, valid_to)``, a missing end open.
+
+    A fact with neither end (written before valid time existed, or whose interval nobody
+    knows) is valid from its ``first_seen``, so existing namespaces read as they did.
+    """
+    if fact.valid_from is None and fact.valid_to is None:
+        return ValidInterval(fact.first_seen, None)
+    return ValidInterval(fact.valid_from, fact.valid_to)
+
+
+def valid_during(fact: Fact, valid: ValidInterval | None) -> bool:
+    """Whether ``fact`` held at some instant of ``valid`` (None: no valid-time filter).
+
+    An empty ``valid`` (``[t, t)``) holds no instant, so no fact passes it.
+    """
+    return valid is None or valid_interval(fact).overlaps(valid)
 
 
 def order_key(fact_id: str) -> str:

@@ -5,6 +5,11 @@ definitions and creates them idempotently), so the layout is readable and unit-t
 
 Both collections are multi-tenant, one tenant per namespace. Facts carry self-provided vectors
 (no vectorizer); applied-batch records carry none.
+
+Weaviate compares dates as 64-bit nanoseconds since 1970, so only instants between
+:data:`DATE_MIN` and :data:`DATE_MAX` compare right (earlier or later ones wrap around).
+The derived dates that filters run on are clamped into that range, an open end stored as
+the bound itself; whoever filters on them treats a bound as inclusive and checks exactly.
 """
 
 from __future__ import annotations
@@ -12,31 +17,39 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 
 from factstream.store.base import AppliedBatch
-from factstream.store.rules import order_key
+from factstream.store.rules import order_key, valid_interval
 from factstream.topics.records import Fact
 
 __all__ = [
     "BATCH_PROPERTIES",
+    "DATE_MAX",
+    "DATE_MIN",
     "FACT_PROPERTIES",
     "CollectionSpec",
     "PropertyValue",
     "PropertySpec",
     "PropertyType",
     "StoreCollections",
+    "VALID_TIME_PROPERTIES",
     "batch_from_properties",
     "batch_properties",
     "batch_uuid",
+    "clamp_date",
     "collections_for",
     "fact_from_properties",
     "fact_properties",
     "fact_uuid",
+    "valid_time_properties",
 ]
 
 PropertyValue = str | bool | int | datetime
+# Inside the int64-nanosecond range (1677-09-21 to 2262-04-11) that Weaviate compares dates in.
+DATE_MIN = datetime(1678, 1, 1, tzinfo=UTC)
+DATE_MAX = datetime(2262, 1, 1, tzinfo=UTC)
 _ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://factstream.dev/store")
 
 
@@ -103,6 +116,10 @@ FACT_PROPERTIES = (
     # whatever the writer put in first_seen and last_changed.
     PropertySpec("history_from", _DATE),
     PropertySpec("history_to", _DATE),
+    # The valid interval (rules.valid_interval) clamped to [DATE_MIN, DATE_MAX], open ends
+    # as those bounds: what the valid-time filter compares ("overlaps") inside Weaviate.
+    PropertySpec("valid_start", _DATE),
+    PropertySpec("valid_end", _DATE),
     # The whole fact (history included) as its wire JSON: what reads return, exactly as
     # written. The flat properties above exist only to filter, sort and search.
     PropertySpec("record", _TEXT, filterable=False),
@@ -114,7 +131,9 @@ BATCH_PROPERTIES = (
     PropertySpec("size", PropertyType.INT, filterable=False),
 )
 
-_DERIVED = ("order_key", "history_from", "history_to", "record")
+_DERIVED = ("order_key", "history_from", "history_to", "valid_start", "valid_end", "record")
+# Added in the valid-time release: objects written before lack them until backfilled.
+VALID_TIME_PROPERTIES = ("valid_start", "valid_end")
 _FLAT_FACT_FIELDS = tuple(spec.name for spec in FACT_PROPERTIES if spec.name not in _DERIVED)
 
 
@@ -136,6 +155,20 @@ def batch_uuid(namespace: str, document_id: str) -> uuid.UUID:
     return uuid.uuid5(_ID_NAMESPACE, f"batch\x1f{namespace}\x1f{document_id}")
 
 
+def clamp_date(t: datetime) -> datetime:
+    """``t`` moved into ``[DATE_MIN, DATE_MAX]``, the range Weaviate compares dates in."""
+    return min(max(t, DATE_MIN), DATE_MAX)
+
+
+def valid_time_properties(fact: Fact) -> dict[str, PropertyValue]:
+    """``valid_start`` and ``valid_end`` of a fact: its valid interval, clamped."""
+    interval = valid_interval(fact)
+    return {
+        "valid_start": DATE_MIN if interval.start is None else clamp_date(interval.start),
+        "valid_end": DATE_MAX if interval.end is None else clamp_date(interval.end),
+    }
+
+
 def fact_properties(fact: Fact) -> dict[str, PropertyValue]:
     """The properties a fact is stored with; unset optional fields are left out."""
     values: dict[str, PropertyValue | None] = {
@@ -144,6 +177,7 @@ def fact_properties(fact: Fact) -> dict[str, PropertyValue]:
     props = {name: value for name, value in values.items() if value is not None}
     props["order_key"] = order_key(fact.fact_id)
     props["history_from"], props["history_to"] = fact.history[0].ts, fact.history[-1].ts
+    props |= valid_time_properties(fact)
     props["record"] = fact.to_bytes().decode()
     return props
 

@@ -6,6 +6,7 @@ applied-batch records). Weaviate errors leave this module as factstream StoreErr
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Awaitable, Iterator, Sequence
 from contextlib import contextmanager
@@ -34,9 +35,12 @@ from factstream.store.rules import (
     odd_dimensions,
     order_key,
     similarities,
+    valid_during,
     visible,
 )
 from factstream.store.schema import (
+    DATE_MAX,
+    DATE_MIN,
     CollectionSpec,
     PropertySpec,
     PropertyType,
@@ -44,14 +48,19 @@ from factstream.store.schema import (
     batch_from_properties,
     batch_properties,
     batch_uuid,
+    clamp_date,
     collections_for,
     fact_from_properties,
     fact_properties,
     fact_uuid,
+    valid_time_properties,
 )
+from factstream.temporal.intervals import ValidInterval
 from factstream.topics.records import Fact
 
 __all__ = ["MAX_RESULTS", "WeaviateFactStore", "is_outage"]
+
+log = logging.getLogger(__name__)
 
 # Weaviate's default QUERY_MAXIMUM_RESULTS: no single query may ask for more.
 MAX_RESULTS = 10_000
@@ -79,8 +88,14 @@ class WeaviateFactStore:
     """Facts in Weaviate, one tenant per namespace; create it with :meth:`open`.
 
     Searches are hybrid (dense + BM25 on ``text``). Weaviate filters candidates by a superset
-    of "true at T" and by vector distance, then every candidate is checked exactly here
-    (``Fact.truth_at``, true cosine), fetching more candidates until ``top_k`` survive.
+    of "true at T", by valid time (overlap with the asked interval, exact for dates Weaviate
+    can compare) and by vector distance, then every candidate is checked exactly here
+    (``Fact.truth_at``, ``rules.valid_during``, true cosine), fetching more candidates until
+    ``top_k`` survive.
+
+    Objects written before valid time lack ``valid_start``/``valid_end``: the first
+    valid-time read of a namespace in a process finds and backfills them (``open`` adds the
+    properties to an older collection).
     """
 
     def __init__(
@@ -96,6 +111,7 @@ class WeaviateFactStore:
         self._batches = client.collections.use(collections.batches.name)
         self._batch_size, self._overfetch = settings.write_batch_size, settings.search_overfetch
         self._tenants: set[str] = set()
+        self._valid_ready: set[str] = set()  # namespaces whose objects all have valid time
 
     @classmethod
     async def open(cls, connection: WeaviateSettings, settings: StoreSettings) -> WeaviateFactStore:
@@ -134,9 +150,14 @@ class WeaviateFactStore:
         top_k: int,
         min_similarity: float,
         alpha: float,
+        valid: ValidInterval | None = None,
     ) -> list[SearchHit]:
         """Hybrid search over the facts true at ``as_of``; see ``FactStore.search``."""
         check_search_args(top_k, min_similarity, alpha)
+        if valid is not None and valid.is_empty:
+            return []
+        await self._ensure_valid_time(namespace, valid)
+        server_filter = _and(_truth_filter(as_of, include_false=False), _valid_filter(valid))
         collection = self._facts.with_tenant(namespace)
         # The server cut on vector distance (1 - cosine) only prunes candidates; it is
         # ignored at alpha 0, so the exact floor is applied below either way.
@@ -152,14 +173,14 @@ class WeaviateFactStore:
                     alpha=alpha,
                     query_properties=["text"],
                     max_vector_distance=max_distance,
-                    filters=_truth_filter(as_of, include_false=False),
+                    filters=server_filter,
                     limit=limit,
                     include_vector=True,
                     return_properties=["record"],
                     return_metadata=MetadataQuery(score=True),
                 ),
             )
-            hits = _hits(objects, vector, as_of, min_similarity)
+            hits = _hits(objects, vector, as_of, valid, min_similarity)
             if len(hits) >= top_k or len(objects) < limit or limit >= MAX_RESULTS:
                 return hits[:top_k]
             limit = min(limit * _GROWTH, MAX_RESULTS)
@@ -183,18 +204,25 @@ class WeaviateFactStore:
         include_false: bool = False,
         limit: int = 100,
         cursor: str | None = None,
+        valid: ValidInterval | None = None,
     ) -> FactPage:
         """Facts in byte order of their ids, ``limit`` a page; see ``rules.visible``."""
         if limit < 1:
             raise ValueError(f"limit must be at least 1, not {limit}")
+        if valid is not None and valid.is_empty:
+            return FactPage([], None)
+        await self._ensure_valid_time(namespace, valid)
         chunk = min((limit + 1) * self._overfetch, MAX_RESULTS)
         collection = self._facts.with_tenant(namespace)
         shown: list[Fact] = []
         while len(shown) <= limit:
-            server_filter = _truth_filter(as_of, include_false=include_false)
+            server_filter = _and(
+                _truth_filter(as_of, include_false=include_false), _valid_filter(valid)
+            )
             if cursor is not None:
-                after = Filter.by_property("order_key").greater_than(cursor)
-                server_filter = after if server_filter is None else server_filter & after
+                server_filter = _and(
+                    server_filter, Filter.by_property("order_key").greater_than(cursor)
+                )
             objects = await self._objects(
                 self._facts,
                 namespace,
@@ -206,7 +234,11 @@ class WeaviateFactStore:
                 ),
             )
             facts = [fact_from_properties(obj.properties) for obj in objects]
-            shown += [fact for fact in facts if visible(fact, as_of, include_false=include_false)]
+            shown += [
+                fact
+                for fact in facts
+                if visible(fact, as_of, include_false=include_false) and valid_during(fact, valid)
+            ]
             if len(objects) < chunk:
                 break
             cursor = order_key(facts[-1].fact_id)
@@ -286,6 +318,7 @@ class WeaviateFactStore:
             for collection in (self._facts, self._batches):
                 await collection.tenants.remove([namespace])
         self._tenants.discard(namespace)
+        self._valid_ready.discard(namespace)
 
     async def namespaces(self) -> list[str]:
         """The namespaces that have a tenant, sorted."""
@@ -296,6 +329,57 @@ class WeaviateFactStore:
         """Close the client's connections."""
         with self._translated("close"):
             await self._client.close()
+
+    async def _ensure_valid_time(self, namespace: str, valid: ValidInterval | None) -> None:
+        """Before a valid-time read: backfill the namespace's objects written without it.
+
+        Checked once per namespace and process: the objects that have ``valid_start`` are
+        counted against all of them, and the difference is backfilled.
+        """
+        if valid is None or namespace in self._valid_ready:
+            return
+        collection = self._facts.with_tenant(namespace)
+        with self._translated("check valid time"):
+            try:
+                every = await collection.aggregate.over_all(total_count=True)
+                having = await collection.aggregate.over_all(
+                    filters=Filter.by_property("valid_start").greater_or_equal(DATE_MIN),
+                    total_count=True,
+                )
+            except wx.WeaviateQueryError:
+                if await self._facts.tenants.exists(namespace):
+                    raise
+                return  # no tenant yet: nothing to backfill, and nothing to find
+        if (every.total_count or 0) != (having.total_count or 0):
+            await self._backfill_valid_time(namespace)
+        self._valid_ready.add(namespace)
+
+    async def _backfill_valid_time(self, namespace: str) -> None:
+        """Give ``valid_start``/``valid_end`` to every object of a namespace that lacks them.
+
+        A partial update from the object's own record; the record is read again afterwards,
+        and if a writer replaced it meanwhile (our update may have landed on the new one)
+        the update is made again from the new record. Writers of this version always write
+        both properties, so this converges.
+        """
+        collection = self._facts.with_tenant(namespace)
+        done = 0
+        with self._translated("backfill valid time"):
+            async for obj in collection.iterator(return_properties=["record", "valid_start"]):
+                if obj.properties.get("valid_start") is not None:
+                    continue
+                record = obj.properties["record"]
+                while True:
+                    fact = fact_from_properties({"record": record})
+                    await collection.data.update(obj.uuid, properties=valid_time_properties(fact))
+                    now = await collection.query.fetch_object_by_id(
+                        obj.uuid, return_properties=["record"]
+                    )
+                    if now is None or now.properties["record"] == record:
+                        break
+                    record = now.properties["record"]
+                done += 1
+        log.info("backfilled valid time of %d facts in namespace %s", done, namespace)
 
     async def _ensure_tenant(self, namespace: str) -> None:
         # Creating an existing tenant is a no-op in Weaviate, so racing writers are fine;
@@ -410,17 +494,48 @@ def _truth_filter(as_of: datetime | None, *, include_false: bool) -> FilterRetur
     return seen & (Filter.by_property("truth").equal(True) | changed_later)
 
 
+def _valid_filter(valid: ValidInterval | None) -> FilterReturn | None:
+    """Facts whose valid interval overlaps ``valid``, evaluated by Weaviate.
+
+    ``[s, e)`` overlaps ``[start, end)`` when ``s < end`` and ``e > start`` (an open end
+    drops its condition). Exact for bounds Weaviate can compare; a bound clamped to the edge
+    of that range compares inclusively (a superset), and ``rules.valid_during`` decides.
+    """
+    if valid is None:
+        return None
+    parts = []
+    if valid.end is not None:
+        end, start_prop = clamp_date(valid.end), Filter.by_property("valid_start")
+        inside = DATE_MIN < end < DATE_MAX
+        parts.append(start_prop.less_than(end) if inside else start_prop.less_or_equal(end))
+    if valid.start is not None:
+        start, end_prop = clamp_date(valid.start), Filter.by_property("valid_end")
+        inside = DATE_MIN < start < DATE_MAX
+        parts.append(end_prop.greater_than(start) if inside else end_prop.greater_or_equal(start))
+    return Filter.all_of(parts) if parts else None
+
+
+def _and(a: FilterReturn | None, b: FilterReturn | None) -> FilterReturn | None:
+    if a is None or b is None:
+        return a if b is None else b
+    return a & b
+
+
 def _hits(
-    objects: Sequence[_Obj], vector: Sequence[float], as_of: datetime | None, min_similarity: float
+    objects: Sequence[_Obj],
+    vector: Sequence[float],
+    as_of: datetime | None,
+    valid: ValidInterval | None,
+    min_similarity: float,
 ) -> list[SearchHit]:
-    """The candidates that are exactly true at ``as_of`` and clear the floor, in order."""
+    """The candidates exactly true at ``as_of``, valid during ``valid``, above the floor."""
     cosines = similarities(vector, [_vector_of(obj) for obj in objects])
     hits = []
     for obj, cos in zip(objects, cosines, strict=True):
         if cos < min_similarity:
             continue
         fact = fact_from_properties(obj.properties)
-        if visible(fact, as_of):
+        if visible(fact, as_of) and valid_during(fact, valid):
             hits.append(SearchHit(fact, cos, float(obj.metadata.score or 0.0)))
     return hits
 

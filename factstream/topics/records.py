@@ -1,8 +1,10 @@
 """The wire records of design.md section 2: typed, validated, serialised as UTF-8 JSON with orjson.
 
-Every record carries ``schema_version``; readers accept the versions they know. Ids that a
-replay must reproduce (document ids without a producer id, edit ids, ids of new facts) are
-derived deterministically from their inputs.
+Every record carries ``schema_version``; readers accept the versions they know: a record
+whose schema changed declares every version it still reads (``FactEdit``: 1 and 2, where 2
+added valid time, the ``close`` op and update-or-correction), and writes the latest. Ids
+that a replay must reproduce (document ids without a producer id, edit ids, ids of new
+facts) are derived deterministically from their inputs.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import unicodedata
 import uuid
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, Literal, Self, get_args
 
 import orjson
 from pydantic import (
@@ -33,6 +35,7 @@ __all__ = [
     "Answer",
     "AnswerFact",
     "BatchRef",
+    "ChangeKind",
     "DeadLetter",
     "DecidedBy",
     "Document",
@@ -45,11 +48,14 @@ __all__ = [
     "Question",
     "Record",
     "SCHEMA_VERSION",
+    "ValidWindow",
+    "accepted_versions",
     "document_id_for",
     "edit_id_for",
     "fact_id_for",
 ]
 
+# The version of records whose schema never changed; changed ones declare their own.
 SCHEMA_VERSION = 1
 # Weaviate tenant names allow [A-Za-z0-9_-], 64 at most; a namespace is one tenant.
 NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
@@ -86,6 +92,8 @@ class Record(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    # A record whose schema changes redeclares this with every version it reads, the
+    # latest as the default (see FactEdit); ``accepted_versions`` reads them back.
     schema_version: Literal[1] = 1
 
     def to_bytes(self) -> bytes:
@@ -143,10 +151,39 @@ class Document(Record):
 
 
 class EditOp(StrEnum):
+    """What an edit does to its fact.
+
+    ``close``: the world changed; the fact stays true of its valid interval, which now ends
+    at the edit's ``valid_to`` (its truth is unchanged).
+    """
+
     ADD = "add"
     REINFORCE = "reinforce"
     INVALIDATE = "invalidate"
     REWRITE = "rewrite"
+    CLOSE = "close"
+
+
+class ChangeKind(StrEnum):
+    """Why an invalidate, rewrite or close happened.
+
+    ``update``: the world changed (a new CEO); the old fact held until then, so its valid
+    interval is closed and it stays true of it. ``correction``: the old fact was never true;
+    it is made false. An edit without one behaves as a correction (as before valid time).
+    """
+
+    UPDATE = "update"
+    CORRECTION = "correction"
+
+
+# Which ops may say which kind of change (None: not said).
+_CHANGES: dict[EditOp, tuple[ChangeKind | None, ...]] = {
+    EditOp.ADD: (None,),
+    EditOp.REINFORCE: (None,),
+    EditOp.INVALIDATE: (None, ChangeKind.CORRECTION),
+    EditOp.REWRITE: (None, ChangeKind.CORRECTION, ChangeKind.UPDATE),
+    EditOp.CLOSE: (None, ChangeKind.UPDATE),
+}
 
 
 class BatchRef(BaseModel):
@@ -185,8 +222,15 @@ class DecidedBy(BaseModel):
 
 
 class FactEdit(Record):
-    """One edit on the changelog ``factstream.fact-edits``, keyed by fact id."""
+    """One edit on the changelog ``factstream.fact-edits``, keyed by fact id.
 
+    Version 2 added ``valid_from``/``valid_to`` (when the added or rewritten fact holds in
+    the world; a close's ``valid_to`` ends its fact's interval), ``change`` and the ``close``
+    op. Version 1 records still read, and cannot carry those.
+    """
+
+    # Widened from the base's Literal[1]: a reader of version 2 reads version 1 too.
+    schema_version: Literal[1, 2] = 2  # type: ignore[assignment]
     edit_id: Id
     namespace: Namespace
     fact_id: Id
@@ -202,6 +246,9 @@ class FactEdit(Record):
     input: InputRef
     decided_by: DecidedBy
     created_at: AwareDatetime
+    valid_from: AwareDatetime | None = None
+    valid_to: AwareDatetime | None = None
+    change: ChangeKind | None = None
 
     @model_validator(mode="after")
     def _op_shape(self) -> Self:
@@ -209,8 +256,22 @@ class FactEdit(Record):
             raise ValueError("a rewrite names the fact it replaces and its previous text")
         if self.op is EditOp.INVALIDATE and self.truth:
             raise ValueError("an invalidated fact is false after the edit")
-        if self.op in (EditOp.ADD, EditOp.REINFORCE) and not self.truth:
+        if self.op in (EditOp.ADD, EditOp.REINFORCE, EditOp.CLOSE) and not self.truth:
             raise ValueError(f"an edit of op {self.op.value} leaves the fact true")
+        return self
+
+    @model_validator(mode="after")
+    def _valid_time_shape(self) -> Self:
+        v2 = self.op is EditOp.CLOSE or self.change is not None
+        if self.schema_version < 2 and (v2 or self.valid_from or self.valid_to):
+            raise ValueError("valid time, change and the close op need schema version 2")
+        if self.change not in _CHANGES[self.op]:
+            raise ValueError(f"an edit of op {self.op.value} cannot be a {self.change}")
+        if self.op is EditOp.CLOSE and (self.valid_to is None or self.valid_from is not None):
+            raise ValueError("a close sets valid_to (when the fact stopped holding), only that")
+        if self.op in (EditOp.REINFORCE, EditOp.INVALIDATE) and (self.valid_from or self.valid_to):
+            raise ValueError(f"an edit of op {self.op.value} sets no valid time")
+        _check_order(self.valid_from, self.valid_to)
         return self
 
 
@@ -249,6 +310,7 @@ class Fact(Record):
         times = [entry.ts for entry in self.history]
         if times != sorted(times):
             raise ValueError("history must be in event-time order")
+        _check_order(self.valid_from, self.valid_to)
         return self
 
     def truth_at(self, when: datetime) -> bool | None:
@@ -257,19 +319,49 @@ class Fact(Record):
         return known[-1] if known else None
 
 
-class Question(Record):
-    """A request on ``factstream.questions``, keyed by namespace."""
+class ValidWindow(BaseModel):
+    """A valid-time interval on the wire: ``[start, end)``, a missing end open."""
 
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    start: AwareDatetime | None = None
+    end: AwareDatetime | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Self:
+        if self.start is not None and self.end is not None and self.start >= self.end:
+            raise ValueError(f"start {self.start} is not before end {self.end}")
+        return self
+
+
+class Question(Record):
+    """A request on ``factstream.questions``, keyed by namespace.
+
+    ``as_of`` asks what the knowledge base believed then; ``valid_at`` or ``valid_between``
+    (version 2) what held in the world then, overriding a time the question itself names.
+    """
+
+    schema_version: Literal[1, 2] = 2  # type: ignore[assignment]  # widened: reads 1 too
     id: Id
     namespace: Namespace
     question: NonEmptyText
     as_of: AwareDatetime | None = None
     top_k: int | None = Field(default=None, ge=1, le=100)
     choices: list[NonEmptyText] | None = None
+    valid_at: AwareDatetime | None = None
+    valid_between: ValidWindow | None = None
+
+    @model_validator(mode="after")
+    def _one_valid_time(self) -> Self:
+        if self.valid_at is not None and self.valid_between is not None:
+            raise ValueError("give valid_at or valid_between, not both")
+        if self.schema_version < 2 and (self.valid_at or self.valid_between):
+            raise ValueError("valid_at and valid_between need schema version 2")
+        return self
 
 
 class AnswerFact(BaseModel):
-    """A fact as used in an answer's prompt."""
+    """A fact as used in an answer's prompt, with when it held (if known)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -278,11 +370,19 @@ class AnswerFact(BaseModel):
     truth: bool
     history: list[HistoryEntry]
     score: float
+    valid_from: AwareDatetime | None = None
+    valid_to: AwareDatetime | None = None
 
 
 class Answer(Record):
-    """A reply on ``factstream.answers``, keyed by question id."""
+    """A reply on ``factstream.answers``, keyed by question id.
 
+    Version 2 added ``valid_time`` (the valid-time filter the facts were retrieved with) and
+    ``time_expression`` (the question's words it was read from; None when the request gave
+    it), and the facts' valid intervals.
+    """
+
+    schema_version: Literal[1, 2] = 2  # type: ignore[assignment]  # widened: reads 1 too
     question_id: Id
     namespace: Namespace
     answer: str | None = None
@@ -290,6 +390,8 @@ class Answer(Record):
     model: str | None = None
     timings: dict[str, float] = Field(default_factory=dict)
     error: str | None = None
+    valid_time: ValidWindow | None = None
+    time_expression: str | None = None
 
 
 class DeadLetter(Record):
@@ -303,6 +405,17 @@ class DeadLetter(Record):
     reason: str
     error_type: str
     failed_at: AwareDatetime
+
+
+def _check_order(valid_from: datetime | None, valid_to: datetime | None) -> None:
+    if valid_from is not None and valid_to is not None and valid_from >= valid_to:
+        raise ValueError(f"valid_from {valid_from} is not before valid_to {valid_to}")
+
+
+def accepted_versions(model: type[Record]) -> tuple[int, ...]:
+    """The schema versions a reader of ``model`` accepts (its ``schema_version`` Literal)."""
+    versions: tuple[int, ...] = get_args(model.model_fields["schema_version"].annotation)
+    return versions
 
 
 def _parse_time(value: object) -> datetime | None:

@@ -1,0 +1,158 @@
+"""Schema versions: version-1 records still read; valid time, close and change are checked."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import jsonschema
+import orjson
+import pytest
+from pydantic import ValidationError
+
+from factstream.topics.records import (
+    Answer,
+    ChangeKind,
+    Document,
+    EditOp,
+    Fact,
+    FactEdit,
+    Question,
+    ValidWindow,
+    accepted_versions,
+)
+from factstream.topics.schemas import json_schema
+
+T0 = datetime(2023, 9, 1, tzinfo=UTC)
+T1 = datetime(2024, 1, 1, tzinfo=UTC)
+
+# Bytes exactly as version 1 of the package wrote them (no valid time, no change).
+V1_EDIT = (
+    b'{"schema_version":1,"edit_id":"0b7f7c3e-8a4e-5a51-9d8f-1f4f0c2b7c11","namespace":"desk",'
+    b'"fact_id":"5d1c2a7e-1b7f-5f0e-8c2d-3a4b5c6d7e8f","op":"rewrite",'
+    b'"text":"Mike Lawler is a United States representative.",'
+    b'"previous_text":"Mike Lawler is a member of the New York State Assembly.",'
+    b'"replaces":"9a8b7c6d-5e4f-5a3b-8c2d-1e0f9a8b7c6d","truth":true,'
+    b'"event_time":"2023-09-01T00:00:00Z","document_id":"doc-1",'
+    b'"batch":{"id":"doc-1","size":1,"position":0},'
+    b'"input":{"topic":"factstream.documents","partition":0,"offset":7},'
+    b'"decided_by":{"model":"smollm2","prompt_version":"rewrite_fact.v1"},'
+    b'"created_at":"2023-09-01T00:00:05Z"}'
+)
+V1_QUESTION = b'{"schema_version":1,"id":"q1","namespace":"desk","question":"Who is mayor?"}'
+V1_ANSWER = (
+    b'{"schema_version":1,"question_id":"q1","namespace":"desk","answer":"Carol",'
+    b'"facts":[{"fact_id":"f1","text":"Carol is mayor.","truth":true,"history":'
+    b'[{"ts":"2023-09-01T00:00:00Z","truth":true,"document_id":"d","edit_id":"e"}],'
+    b'"score":0.8}],"model":"m","timings":{"answer":0.5}}'
+)
+
+
+def _edit(**overrides: Any) -> dict[str, Any]:
+    base = orjson.loads(V1_EDIT)
+    base.pop("schema_version")
+    return {**base, "op": "add", "previous_text": None, "replaces": None, **overrides}
+
+
+def test_version_1_records_still_read_and_keep_their_version() -> None:
+    edit = FactEdit.from_bytes(V1_EDIT)
+    assert edit.schema_version == 1 and edit.op is EditOp.REWRITE
+    assert edit.change is None and edit.valid_from is None and edit.valid_to is None
+    assert FactEdit.from_bytes(edit.to_bytes()) == edit
+    assert orjson.loads(edit.to_bytes()) == orjson.loads(V1_EDIT)
+    assert Question.from_bytes(V1_QUESTION).schema_version == 1
+    answer = Answer.from_bytes(V1_ANSWER)
+    assert answer.schema_version == 1 and answer.facts[0].valid_from is None
+
+
+def test_the_shipped_schemas_accept_version_1_bytes() -> None:
+    for model, raw in ((FactEdit, V1_EDIT), (Question, V1_QUESTION), (Answer, V1_ANSWER)):
+        jsonschema.validate(orjson.loads(raw), json_schema(model))
+
+
+def test_changed_records_write_the_latest_version_and_read_every_one() -> None:
+    assert accepted_versions(FactEdit) == (1, 2)
+    assert accepted_versions(Question) == (1, 2)
+    assert accepted_versions(Answer) == (1, 2)
+    assert accepted_versions(Document) == (1,)
+    assert accepted_versions(Fact) == (1,)
+    assert FactEdit.model_validate(_edit()).schema_version == 2
+    with pytest.raises(ValidationError, match="schema_version"):
+        FactEdit.model_validate(_edit(schema_version=3))
+
+
+def test_a_version_2_edit_with_valid_time_round_trips() -> None:
+    edit = FactEdit.model_validate(
+        _edit(
+            op="rewrite",
+            previous_text="old",
+            replaces="f0",
+            change="update",
+            valid_from=T0.isoformat(),
+            valid_to=T1.isoformat(),
+        )
+    )
+    assert edit.change is ChangeKind.UPDATE and (edit.valid_from, edit.valid_to) == (T0, T1)
+    assert FactEdit.from_bytes(edit.to_bytes()) == edit
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"schema_version": 1, "valid_from": "2023-01-01T00:00:00Z"}, "schema version 2"),
+        ({"schema_version": 1, "op": "close", "valid_to": "2024-01-01T00:00:00Z"}, "version 2"),
+        ({"valid_from": "2024-01-01T00:00:00Z", "valid_to": "2024-01-01T00:00:00Z"}, "before"),
+        ({"valid_from": "2025-01-01T00:00:00Z", "valid_to": "2024-01-01T00:00:00Z"}, "before"),
+        ({"op": "close"}, "a close sets valid_to"),
+        (
+            {
+                "op": "close",
+                "valid_from": "2020-01-01T00:00:00Z",
+                "valid_to": "2024-01-01T00:00:00Z",
+            },
+            "only that",
+        ),
+        ({"op": "close", "truth": False, "valid_to": "2024-01-01T00:00:00Z"}, "leaves the fact"),
+        ({"op": "close", "change": "correction", "valid_to": "2024-01-01T00:00:00Z"}, "cannot"),
+        ({"change": "update"}, "op add cannot be a update"),
+        ({"op": "invalidate", "truth": False, "change": "update"}, "cannot"),
+        ({"op": "reinforce", "valid_to": "2024-01-01T00:00:00Z"}, "sets no valid time"),
+    ],
+)
+def test_valid_time_shapes_are_checked(overrides: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        FactEdit.model_validate(_edit(**overrides))
+
+
+def test_a_close_and_a_corrected_invalidation_are_well_formed() -> None:
+    close = FactEdit.model_validate(_edit(op="close", valid_to=T1.isoformat(), change="update"))
+    assert close.truth and close.valid_to == T1
+    fix = FactEdit.model_validate(_edit(op="invalidate", truth=False, change="correction"))
+    assert fix.change is ChangeKind.CORRECTION
+
+
+def test_a_fact_interval_must_not_end_before_it_starts() -> None:
+    raw = {
+        "fact_id": "f",
+        "namespace": "desk",
+        "text": "t",
+        "truth": True,
+        "history": [{"ts": T0.isoformat(), "truth": True, "document_id": "d", "edit_id": "e"}],
+        "first_seen": T0.isoformat(),
+        "last_changed": T0.isoformat(),
+    }
+    assert Fact.model_validate({**raw, "valid_from": T0, "valid_to": T1}).valid_to == T1
+    with pytest.raises(ValidationError, match="not before"):
+        Fact.model_validate({**raw, "valid_from": T1, "valid_to": T0})
+
+
+def test_questions_take_one_valid_time() -> None:
+    base = orjson.loads(V1_QUESTION) | {"schema_version": 2}
+    q = Question.model_validate({**base, "valid_between": {"start": T0.isoformat()}})
+    assert q.valid_between == ValidWindow(start=T0)
+    with pytest.raises(ValidationError, match="not both"):
+        Question.model_validate({**base, "valid_at": T0, "valid_between": {"end": T1}})
+    with pytest.raises(ValidationError, match="schema version 2"):
+        Question.model_validate({**base, "schema_version": 1, "valid_at": T0})
+    with pytest.raises(ValidationError, match="not before"):
+        ValidWindow(start=T1, end=T0)
