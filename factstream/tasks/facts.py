@@ -8,7 +8,24 @@ from datetime import datetime
 from factstream.prompts.structured import StructuredFact, interval_or_default
 from factstream.temporal import ValidInterval
 
-__all__ = ["NewFact"]
+__all__ = ["FactStructure", "NewFact"]
+
+
+@dataclass(frozen=True)
+class FactStructure:
+    """A fact as a triple, and the type of its object (person, organization, place, ...)."""
+
+    subject: str
+    relation: str
+    object: str
+    object_type: str
+
+    @classmethod
+    def of(cls, fact: StructuredFact) -> FactStructure | None:
+        """The structure of a checked (or salvaged) fact; None where it has none."""
+        parts = (fact.subject, fact.relation, fact.object, fact.object_type)
+        cleaned = [part.strip() if part else "" for part in parts]
+        return cls(*cleaned) if all(cleaned) else None
 
 
 @dataclass(frozen=True)
@@ -19,18 +36,12 @@ class NewFact:
         text: The fact, stripped.
         interval: When it held in the world, resolved in code against the document's event
             time (:func:`factstream.prompts.structured.fact_interval`).
-        subject: The triple's subject, where the LM could tell (else all four are None).
-        relation: The triple's relation.
-        object: The triple's object.
-        object_type: The object's type (person, organization, place, ...).
+        structure: Its triple, where the LM could tell.
     """
 
     text: str
     interval: ValidInterval
-    subject: str | None = None
-    relation: str | None = None
-    object: str | None = None
-    object_type: str | None = None
+    structure: FactStructure | None = None
 
     @classmethod
     def from_text(cls, text: str, event_time: datetime) -> NewFact:
@@ -41,15 +52,5 @@ class NewFact:
     def from_structured(cls, fact: StructuredFact, event_time: datetime) -> NewFact:
         """A structured fact (checked, or salvaged) with its interval resolved."""
         text = fact.text.strip()
-        return cls(
-            text=text,
-            interval=interval_or_default(fact.model_copy(update={"text": text}), event_time),
-            subject=_clean(fact.subject),
-            relation=_clean(fact.relation),
-            object=_clean(fact.object),
-            object_type=fact.object_type,
-        )
-
-
-def _clean(part: str | None) -> str | None:
-    return None if part is None else part.strip() or None
+        interval = interval_or_default(fact.model_copy(update={"text": text}), event_time)
+        return cls(text, interval, FactStructure.of(fact))

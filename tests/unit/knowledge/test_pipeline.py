@@ -15,7 +15,7 @@ from factstream.lm.base import CompletionRequest
 from factstream.lm.fake import ScriptedLM
 from factstream.store.memory import InMemoryFactStore
 from factstream.tasks.runner import TaskRunner
-from factstream.topics.records import Document, EditOp, FactEdit, InputRef
+from factstream.topics.records import ChangeKind, Document, EditOp, FactEdit, InputRef
 
 NS = "desk"
 SOURCE = InputRef(topic="factstream.documents", partition=0, offset=0)
@@ -96,7 +96,9 @@ async def test_add_then_invalidate_rewrite_and_reinforce() -> None:
     assert new.replaces == old.fact_id and old.replaced_by == new.fact_id
     assert not old.truth and rewrite.previous_text == old.text
     assert not gone.truth and [h.truth for h in gone.history] == [True, False]
-    assert {e.decided_by.prompt_version for e in second} >= {"classify_facts.v1", "rewrite_fact.v1"}
+    assert {e.decided_by.prompt_version for e in second} >= {"classify_facts.v3", "rewrite_fact.v2"}
+    # "false" facts were never true (wrong): corrections, made false as before valid time.
+    assert rewrite.change is invalidate.change is ChangeKind.CORRECTION
     assert all(e.event_time == datetime(2023, 1, 20, tzinfo=UTC) for e in second)
     assert [e.batch.position for e in second] == [0, 1, 2, 3]
     assert len({e.batch.id for e in second}) == 1
@@ -128,7 +130,7 @@ async def test_per_fact_mode_makes_one_call_per_retrieved_fact() -> None:
     before = len(h.lm.requests)
     await h.feed(doc("y", 2, "d2"))
     prompts = [r.prompt for r in h.lm.requests[before:]]
-    assert prompts.count("classify_fact.v1") == 3 and "classify_facts.v1" not in prompts
+    assert prompts.count("classify_fact.v3") == 3 and "classify_facts.v3" not in prompts
 
 
 async def test_applying_a_batch_twice_changes_nothing() -> None:
@@ -143,7 +145,7 @@ async def test_applying_a_batch_twice_changes_nothing() -> None:
 async def test_an_empty_retrieval_makes_no_classify_call() -> None:
     h = Harness(Decisions())
     plan = await edit_document(doc("Nothing known yet.", 1, "d1"), h.ctx)
-    assert plan.retrieved == [] and [r.prompt for r in h.lm.requests] == ["extract_facts.v1"]
+    assert plan.retrieved == [] and [r.prompt for r in h.lm.requests] == ["extract_facts.v2"]
 
 
 @pytest.mark.parametrize("mode", ["batched", "per_fact"])
