@@ -6,57 +6,10 @@ from datetime import UTC, datetime
 
 import pytest
 from fixtures.decisions import Decisions
+from fixtures.editing import NS, SOURCE, Harness, doc
 
-from factstream.config import EditorSettings
-from factstream.embed.fake import HashingEmbedder
-from factstream.knowledge.materializer import Materializer
-from factstream.knowledge.pipeline import EditContext, edit_document, to_records
-from factstream.lm.base import CompletionRequest
-from factstream.lm.fake import ScriptedLM
-from factstream.store.memory import InMemoryFactStore
-from factstream.tasks.runner import TaskRunner
-from factstream.topics.records import ChangeKind, Document, EditOp, FactEdit, InputRef
-
-NS = "desk"
-SOURCE = InputRef(topic="factstream.documents", partition=0, offset=0)
-NOW = datetime(2030, 1, 1, tzinfo=UTC)
-
-
-def scripted(decisions: Decisions) -> ScriptedLM:
-    def reply(request: CompletionRequest) -> str:
-        return decisions.answer(request.prompt, request.messages[-1].content)
-
-    return ScriptedLM([reply] * 200)
-
-
-def doc(text: str, day: int, doc_id: str) -> Document:
-    return Document(
-        id=doc_id,
-        namespace=NS,
-        kind="article",
-        text=text,  # type: ignore[arg-type]
-        timestamp=datetime(2023, 1, day, tzinfo=UTC),
-    )
-
-
-class Harness:
-    def __init__(self, decisions: Decisions, **editor: object) -> None:
-        self.store, self.embedder, self.lm = (
-            InMemoryFactStore(),
-            HashingEmbedder(),
-            scripted(decisions),
-        )
-        # The hashing embedder is no semantic model: no floor, retrieval by the hybrid rank.
-        settings = EditorSettings(min_similarity=-1.0, **editor)  # type: ignore[arg-type]
-        self.ctx = EditContext(self.store, self.embedder, TaskRunner(self.lm), settings)
-        self.materializer = Materializer(self.store, self.embedder)
-
-    async def feed(self, document: Document) -> list[FactEdit]:
-        plan = await edit_document(document, self.ctx)
-        edits = to_records(plan, SOURCE, now=NOW)
-        if edits:
-            await self.materializer.apply(edits)
-        return edits
+from factstream.knowledge.pipeline import edit_document, to_records
+from factstream.topics.records import ChangeKind, EditOp
 
 
 async def test_add_then_invalidate_rewrite_and_reinforce() -> None:
