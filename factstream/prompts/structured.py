@@ -80,9 +80,9 @@ FIELD_RULES = """Fields of a fact:
 - "subject", "relation", "object": the fact as a triple, subject and object written exactly \
 as they appear in "text"; "object_type": one of person, organization, place, time, \
 quantity, event, other. All four null when the fact is not one triple.
-- "time": the words of the document that say when the fact holds, copied exactly \
+- "time": the words of the document's text that say when the fact holds, copied exactly \
 (for instance "since ...", "from ... to ...", "in ...", "until ..."), or null when the \
-document gives none.
+text gives none. Not the document's date.
 - "valid_from", "valid_to": the first day the fact holds and the first day it no longer \
 holds, as YYYY-MM-DD, or null when not known. A fact without time words holds from the \
 document's date."""

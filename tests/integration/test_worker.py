@@ -29,6 +29,7 @@ from factstream.streams.changelog import ChangelogPublisher
 from factstream.topics.definitions import TopicName
 from factstream.topics.records import (
     Answer,
+    ChangeKind,
     DeadLetter,
     DecidedBy,
     Document,
@@ -123,9 +124,11 @@ async def test_reinforce_invalidate_rewrite_and_add(stack_factory: StackFactory)
         assert edit.created_at > day30
     [rewrite] = [e for e in edits if e.op is EditOp.REWRITE]
     assert rewrite.replaces == old.fact_id and rewrite.previous_text == old.text
-    assert rewrite.fact_id == new.fact_id and rewrite.decided_by.prompt_version == "rewrite_fact.v1"
-    assert edits[0].decided_by.prompt_version == "classify_facts.v1"
-    assert edits[3].decided_by.prompt_version == "extract_facts.v1"
+    assert rewrite.fact_id == new.fact_id and rewrite.decided_by.prompt_version == "rewrite_fact.v2"
+    assert edits[0].decided_by.prompt_version == "classify_facts.v3"
+    assert edits[3].decided_by.prompt_version == "extract_facts.v2"
+    # Facts the rules make false were never true (wrong): corrections, made false.
+    assert {e.change for e in edits[1:3]} == {ChangeKind.CORRECTION}
 
     # The compacted facts topic carries the latest state of every fact.
     latest: dict[str, Fact] = {}
