@@ -33,6 +33,7 @@ class Triple:
     object: str
     valid_from: str | None
     document_id: str
+    valid_to: str | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,7 @@ def load_clark(data_dir: Path) -> Clark:
             str(t["object"]),
             t.get("valid_from"),
             str(t["document_id"]),
+            t.get("valid_to"),
         )
         for i, t in enumerate(_jsonl(data_dir / "triples.jsonl"))
     ]

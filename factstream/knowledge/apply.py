@@ -7,10 +7,11 @@ an entry with a later event time.
 
 Valid time (when a fact holds in the world) is set, not logged: an added or rewritten fact
 takes the edit's interval (valid from the event time when the edit gives no start); a world
-change (``close``, or a rewrite that is an ``update``) ends the old fact's interval and leaves
-its truth and history alone, while a correction (or a change of no stated kind) makes it
-false as before. An interval only ever shrinks: of several closes the earliest end wins,
-whatever order they arrive in, and applying one twice changes nothing.
+change (``close``, or a rewrite that is an ``update``) ends the old fact's interval, records
+when that became known (``closed_at``, so reads as of an earlier time see it open) and
+leaves its truth and history alone, while a correction (or a change of no stated kind)
+makes it false as before. An interval only ever shrinks: of several closes the earliest end
+wins, whatever order they arrive in, and applying one twice changes nothing.
 """
 
 from __future__ import annotations
@@ -18,14 +19,26 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from factstream.store.rules import valid_interval
-from factstream.topics.records import ChangeKind, EditOp, Fact, FactEdit, HistoryEntry
+from factstream.topics.records import (
+    ChangeKind,
+    EditOp,
+    Fact,
+    FactEdit,
+    HistoryEntry,
+    accepted_versions,
+)
 
 __all__ = ["ApplyResult", "apply_edits", "touched_fact_ids"]
 
 log = logging.getLogger(__name__)
+
+# A fact an edit changes is written as the latest version (it may gain closed_at).
+_LATEST = max(accepted_versions(Fact))
+# An end the fact was written with (not set by a close) counts as known from always.
+_SINCE_ALWAYS = datetime.min.replace(tzinfo=UTC)
 
 
 @dataclass
@@ -61,6 +74,7 @@ def _with_entry(fact: Fact, entry: HistoryEntry, **changes: object) -> Fact:
     history.insert(at, entry)
     return fact.model_copy(
         update={
+            "schema_version": _LATEST,
             "history": history,
             "truth": history[-1].truth,
             "first_seen": history[0].ts,
@@ -96,21 +110,30 @@ def _start(edit: FactEdit) -> datetime | None:
     return edit.event_time
 
 
-def _closed(fact: Fact, end: datetime, **changes: object) -> Fact:
-    """``fact`` with its valid interval ended at ``end`` (or earlier, if it already was).
+def _closed(fact: Fact, end: datetime, edit: FactEdit, **changes: object) -> Fact:
+    """``fact`` with its valid interval ended at ``end`` by ``edit`` (a world change).
 
-    Truth and history stay: the fact remains true of the interval. A start at or after the
-    end was a default or a mistake; what the close says (it held until ``end``) wins, and
-    the start is left open.
+    Truth and history stay: the fact remains true of the interval. Of several ends the
+    earliest wins (then the earliest-known one), so closes commute; ``closed_at`` is the
+    event time of the edit that set it. A start at or after the end was a default or a
+    mistake; what the close says (it held until ``end``) wins, and the start is left open.
     """
     interval = valid_interval(fact)
-    if interval.end is not None:
-        end = min(end, interval.end)
+    known = (interval.end, fact.closed_at or _SINCE_ALWAYS) if interval.end else None
+    if known is not None and known <= (end, edit.event_time):
+        return fact.model_copy(update={"schema_version": _LATEST, **changes}) if changes else fact
     start = interval.start
     if start is not None and start >= end:
         log.warning("fact %s closed at %s, not after its start %s", fact.fact_id, end, start)
         start = None
-    return fact.model_copy(update={"valid_from": start, "valid_to": end, **changes})
+    update = {
+        "schema_version": _LATEST,
+        "valid_from": start,
+        "valid_to": end,
+        "closed_at": edit.event_time,
+        **changes,
+    }
+    return fact.model_copy(update=update)
 
 
 def _applied(fact: Fact | None, edit: FactEdit) -> bool:
@@ -133,7 +156,8 @@ def _apply_one(facts: dict[str, Fact], edit: FactEdit) -> tuple[list[Fact], str 
         if target is not None:
             return [], f"fact {edit.fact_id} already exists"
         if edit.change is ChangeKind.UPDATE:
-            closed = _closed(old, edit.valid_from or edit.event_time, replaced_by=edit.fact_id)
+            end = edit.valid_from or edit.event_time
+            closed = _closed(old, end, edit, replaced_by=edit.fact_id)
         else:
             closed = _with_entry(old, _entry(edit, False), replaced_by=edit.fact_id)
         return [_new_fact(edit, replaces=old.fact_id), closed], None
@@ -141,7 +165,7 @@ def _apply_one(facts: dict[str, Fact], edit: FactEdit) -> tuple[list[Fact], str 
         return [], f"{edit.op.value} of unknown fact {edit.fact_id}"
     if edit.op is EditOp.CLOSE:
         assert edit.valid_to is not None  # noqa: S101 - FactEdit requires it of a close
-        closed = _closed(target, edit.valid_to)
+        closed = _closed(target, edit.valid_to, edit)
         return ([closed] if closed != target else []), None
     return [_with_entry(target, _entry(edit, edit.op is EditOp.REINFORCE))], None
 

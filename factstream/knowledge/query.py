@@ -2,7 +2,10 @@
 
 Used by the HTTP route (``POST /v1/ask``), the Kafka agent (factstream.questions) and
 ``factstream ask``. Facts are shown to the LM and returned as they stood at ``as_of``: the
-truth then, and the history up to then (nothing after it was known at that time).
+truth then, and the history up to then (nothing after it was known at that time). Reads
+are bitemporal: besides ``as_of`` (what was believed), the facts must have held in the
+world at the valid time the request gives, the question names, or else now
+(``valid_time.question_valid_time``); the result says which interval was used.
 """
 
 from __future__ import annotations
@@ -11,36 +14,60 @@ import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from factstream.config import ApiSettings
 from factstream.embed.base import Embedder
 from factstream.errors import NamespaceNotFound, QuestionInvalid
+from factstream.knowledge.valid_time import DEFAULT_STRIP_TIME, ValidTime, question_valid_time
 from factstream.prompts.answer import FactWithHistory
 from factstream.prompts.answer import HistoryEntry as PromptHistory
 from factstream.store.base import FactStore, SearchHit
 from factstream.tasks.answering import answer_choice, answer_free
 from factstream.tasks.runner import TaskRunner
+from factstream.temporal.intervals import ValidInterval, at
 from factstream.topics.records import Answer, AnswerFact, Fact, HistoryEntry, Question
 
-__all__ = ["AskRequest", "AskResult", "QueryEngine", "UsedFact", "fact_as_of", "prompt_facts"]
+__all__ = [
+    "AskRequest",
+    "AskResult",
+    "QueryEngine",
+    "Retrieval",
+    "UsedFact",
+    "fact_as_of",
+    "prompt_facts",
+    "search_facts",
+]
 
 
 @dataclass(frozen=True)
 class AskRequest:
-    """A question about one namespace, as of a time (None: now)."""
+    """A question about one namespace, as of a time (None: now).
+
+    ``valid`` is the valid time asked about (``at(t)`` for valid_at, an interval for
+    valid_between); None lets the question's own time expression, or now, decide.
+    """
 
     question: str
     namespace: str
     as_of: datetime | None = None
     top_k: int | None = None
     choices: Sequence[str] | None = None
+    valid: ValidInterval | None = None
 
     @classmethod
     def from_question(cls, question: Question) -> AskRequest:
         """The request a Kafka question record makes."""
+        valid = at(question.valid_at) if question.valid_at is not None else None
+        if question.valid_between is not None:
+            valid = ValidInterval(question.valid_between.start, question.valid_between.end)
         return cls(
-            question.question, question.namespace, question.as_of, question.top_k, question.choices
+            question.question,
+            question.namespace,
+            question.as_of,
+            question.top_k,
+            question.choices,
+            valid,
         )
 
 
@@ -60,12 +87,26 @@ class UsedFact:
             truth=self.truth,
             history=self.history,
             score=self.score,
+            valid_from=self.fact.valid_from,
+            valid_to=self.fact.valid_to,
         )
 
 
 @dataclass(frozen=True)
+class Retrieval:
+    """The facts retrieved for a question, best first, and the valid time they held in."""
+
+    facts: list[UsedFact]
+    valid_time: ValidTime
+
+
+@dataclass(frozen=True)
 class AskResult:
-    """An answer, the facts in its prompt, who answered, and seconds per stage."""
+    """An answer, the facts in its prompt, who answered, and seconds per stage.
+
+    ``valid_time`` is the valid-time filter the facts were retrieved with (None when the
+    caller retrieved them itself and did not say).
+    """
 
     answer: str
     reasoning: str
@@ -73,9 +114,11 @@ class AskResult:
     model: str
     prompt: str
     timings: dict[str, float] = field(default_factory=dict)
+    valid_time: ValidTime | None = None
 
     def to_record(self, question_id: str, namespace: str) -> Answer:
         """The reply record on factstream.answers."""
+        valid = self.valid_time
         return Answer(
             question_id=question_id,
             namespace=namespace,
@@ -83,6 +126,8 @@ class AskResult:
             facts=[f.to_record() for f in self.facts],
             model=self.model,
             timings=self.timings,
+            valid_time=valid.window() if valid is not None else None,
+            time_expression=valid.expression if valid is not None else None,
         )
 
 
@@ -105,6 +150,68 @@ def prompt_facts(facts: Sequence[UsedFact]) -> list[FactWithHistory]:
     ]
 
 
+async def search_facts(
+    store: FactStore,
+    embedder: Embedder,
+    request: AskRequest,
+    *,
+    top_k: int,
+    min_similarity: float,
+    alpha: float,
+    strip_time: bool = DEFAULT_STRIP_TIME,
+    valid_time: bool = True,
+    now: datetime | None = None,
+    timings: dict[str, float] | None = None,
+) -> Retrieval:
+    """The query agent's retrieval: the facts true at ``as_of`` that held at the valid time.
+
+    Args:
+        store: the fact store.
+        embedder: embeds the search text.
+        request: the question (its namespace is not checked here).
+        top_k: at most this many facts.
+        min_similarity: the similarity floor.
+        alpha: hybrid weight (1: dense only).
+        strip_time: search without the time expression the question names.
+        valid_time: False searches without any valid-time filter (as before valid time).
+        now: the present (default: the clock), for relative times and the default filter.
+        timings: seconds of "embed" and "retrieve" are added here.
+
+    Returns:
+        The facts, best first, as they stood at ``as_of``, and the valid time used.
+    """
+    timings = timings if timings is not None else {}
+    valid = question_valid_time(
+        request.question,
+        valid=request.valid,
+        as_of=request.as_of,
+        now=now or datetime.now(UTC),
+        strip=strip_time,
+        enabled=valid_time,
+    )
+    start = time.perf_counter()
+    vector = await embedder.embed(valid.search_text)
+    timings["embed"] = time.perf_counter() - start
+    start = time.perf_counter()
+    hits = await store.search(
+        request.namespace,
+        valid.search_text,
+        vector,
+        as_of=request.as_of,
+        top_k=top_k,
+        min_similarity=min_similarity,
+        alpha=alpha,
+        valid=valid.interval,
+    )
+    timings["retrieve"] = time.perf_counter() - start
+    return Retrieval([_used(hit, request.as_of) for hit in hits], valid)
+
+
+def _used(hit: SearchHit, as_of: datetime | None) -> UsedFact:
+    truth, history = fact_as_of(hit.fact, as_of)
+    return UsedFact(hit.fact, truth, history, hit.similarity)
+
+
 class QueryEngine:
     """Answers questions from a fact store with an LM; one per process, shared by callers."""
 
@@ -116,9 +223,10 @@ class QueryEngine:
         settings: ApiSettings,
         *,
         alpha: float,
+        strip_time: bool = DEFAULT_STRIP_TIME,
     ) -> None:
         self._store, self._embedder, self._runner = store, embedder, runner
-        self._settings, self._alpha = settings, alpha
+        self._settings, self._alpha, self._strip_time = settings, alpha, strip_time
 
     def validate(self, request: AskRequest) -> int:
         """Check the bounds of a request; returns its top_k.
@@ -158,37 +266,35 @@ class QueryEngine:
         self, request: AskRequest, timings: dict[str, float] | None = None
     ) -> list[UsedFact]:
         """The facts true at ``as_of`` most related to the question, best first."""
-        top_k = self.validate(request)
-        timings = timings if timings is not None else {}
-        start = time.perf_counter()
-        # The namespace check is a store round trip: made while the question is embedded.
-        _, vector = await asyncio.gather(
-            self.require_namespace(request.namespace), self._embedder.embed(request.question)
-        )
-        timings["embed"] = time.perf_counter() - start
-        start = time.perf_counter()
-        hits = await self._store.search(
-            request.namespace,
-            request.question,
-            vector,
-            as_of=request.as_of,
-            top_k=top_k,
-            min_similarity=self._settings.min_similarity,
-            alpha=self._alpha,
-        )
-        timings["retrieve"] = time.perf_counter() - start
-        return [self._used(hit, request.as_of) for hit in hits]
+        return (await self.retrieve_timed(request, timings)).facts
 
-    @staticmethod
-    def _used(hit: SearchHit, as_of: datetime | None) -> UsedFact:
-        truth, history = fact_as_of(hit.fact, as_of)
-        return UsedFact(hit.fact, truth, history, hit.similarity)
+    async def retrieve_timed(
+        self, request: AskRequest, timings: dict[str, float] | None = None
+    ) -> Retrieval:
+        """``retrieve``, and the valid time the facts held in (``search_facts``)."""
+        top_k = self.validate(request)
+        # The namespace check is a store round trip: made while the question is embedded.
+        _, retrieval = await asyncio.gather(
+            self.require_namespace(request.namespace),
+            search_facts(
+                self._store,
+                self._embedder,
+                request,
+                top_k=top_k,
+                min_similarity=self._settings.min_similarity,
+                alpha=self._alpha,
+                strip_time=self._strip_time,
+                timings=timings,
+            ),
+        )
+        return retrieval
 
     async def answer(
         self,
         request: AskRequest,
         facts: Sequence[UsedFact],
         timings: dict[str, float] | None = None,
+        valid_time: ValidTime | None = None,
     ) -> AskResult:
         """Ask the LM with the ERASE A.3 prompt (multiple choice when ``choices`` are given)."""
         timings = timings if timings is not None else {}
@@ -208,13 +314,14 @@ class QueryEngine:
             model=result.model,
             prompt=result.prompt,
             timings=timings,
+            valid_time=valid_time,
         )
 
     async def ask(self, request: AskRequest) -> AskResult:
         """Retrieve, then answer; ``timings`` has embed, retrieve, answer and total seconds."""
         start = time.perf_counter()
         timings: dict[str, float] = {}
-        facts = await self.retrieve(request, timings)
-        result = await self.answer(request, facts, timings)
+        retrieval = await self.retrieve_timed(request, timings)
+        result = await self.answer(request, retrieval.facts, timings, retrieval.valid_time)
         timings["total"] = time.perf_counter() - start
         return result

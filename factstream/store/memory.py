@@ -59,7 +59,7 @@ class InMemoryFactStore:
         words = set(_WORD.findall(query.lower()))
         hits = []
         for stored in self._facts.get(namespace, {}).values():
-            if not (visible(stored.fact, as_of) and valid_during(stored.fact, valid)):
+            if not (visible(stored.fact, as_of) and valid_during(stored.fact, valid, as_of)):
                 continue
             cos = similarity(vector, stored.vector)
             overlap = _overlap(words, stored.fact.text)
@@ -92,7 +92,7 @@ class InMemoryFactStore:
                 stored.fact
                 for stored in self._facts.get(namespace, {}).values()
                 if visible(stored.fact, as_of, include_false=include_false)
-                and valid_during(stored.fact, valid)
+                and valid_during(stored.fact, valid, as_of)
                 and (cursor is None or order_key(stored.fact.fact_id) > cursor)
             ),
             key=lambda fact: order_key(fact.fact_id),

@@ -97,23 +97,29 @@ def visible(fact: Fact, as_of: datetime | None, *, include_false: bool = False) 
     return truth is not None and (include_false or truth)
 
 
-def valid_interval(fact: Fact) -> ValidInterval:
-    """When ``fact`` held in the world: ``[valid_from, valid_to)``, a missing end open.
+def valid_interval(fact: Fact, as_of: datetime | None = None) -> ValidInterval:
+    """When ``fact`` held in the world, as known at ``as_of`` (None: now).
 
-    A fact with neither end (written before valid time existed, or whose interval nobody
-    knows) is valid from its ``first_seen``, so existing namespaces read as they did.
+    ``[valid_from, valid_to)``, a missing end open. A fact with neither end (written before
+    valid time existed, or whose interval nobody knows) is valid from its ``first_seen``, so
+    existing namespaces read as they did. An end set by a world change after ``as_of``
+    (``closed_at``) was not known then: the interval reads open at that end.
     """
     if fact.valid_from is None and fact.valid_to is None:
         return ValidInterval(fact.first_seen, None)
-    return ValidInterval(fact.valid_from, fact.valid_to)
+    end = fact.valid_to
+    if as_of is not None and fact.closed_at is not None and fact.closed_at > as_of:
+        end = None
+    return ValidInterval(fact.valid_from, end)
 
 
-def valid_during(fact: Fact, valid: ValidInterval | None) -> bool:
-    """Whether ``fact`` held at some instant of ``valid`` (None: no valid-time filter).
+def valid_during(fact: Fact, valid: ValidInterval | None, as_of: datetime | None = None) -> bool:
+    """Whether ``fact`` held at some instant of ``valid`` (None: no valid-time filter), as
+    known at ``as_of``.
 
     An empty ``valid`` (``[t, t)``) holds no instant, so no fact passes it.
     """
-    return valid is None or valid_interval(fact).overlaps(valid)
+    return valid is None or valid_interval(fact, as_of).overlaps(valid)
 
 
 def order_key(fact_id: str) -> str:

@@ -106,6 +106,7 @@ FACT_PROPERTIES = (
     PropertySpec("last_changed", _DATE),
     PropertySpec("valid_from", _DATE),
     PropertySpec("valid_to", _DATE),
+    PropertySpec("closed_at", _DATE),
     PropertySpec("subject", _TEXT),
     PropertySpec("relation", _TEXT),
     PropertySpec("object", _TEXT),
@@ -117,9 +118,11 @@ FACT_PROPERTIES = (
     PropertySpec("history_from", _DATE),
     PropertySpec("history_to", _DATE),
     # The valid interval (rules.valid_interval) clamped to [DATE_MIN, DATE_MAX], open ends
-    # as those bounds: what the valid-time filter compares ("overlaps") inside Weaviate.
+    # as those bounds, and when its end was set (closed_at; DATE_MIN if never): what the
+    # valid-time filter compares ("overlaps", as known at as_of) inside Weaviate.
     PropertySpec("valid_start", _DATE),
     PropertySpec("valid_end", _DATE),
+    PropertySpec("valid_closed", _DATE),
     # The whole fact (history included) as its wire JSON: what reads return, exactly as
     # written. The flat properties above exist only to filter, sort and search.
     PropertySpec("record", _TEXT, filterable=False),
@@ -131,9 +134,9 @@ BATCH_PROPERTIES = (
     PropertySpec("size", PropertyType.INT, filterable=False),
 )
 
-_DERIVED = ("order_key", "history_from", "history_to", "valid_start", "valid_end", "record")
 # Added in the valid-time release: objects written before lack them until backfilled.
-VALID_TIME_PROPERTIES = ("valid_start", "valid_end")
+VALID_TIME_PROPERTIES = ("valid_start", "valid_end", "valid_closed")
+_DERIVED = ("order_key", "history_from", "history_to", *VALID_TIME_PROPERTIES, "record")
 _FLAT_FACT_FIELDS = tuple(spec.name for spec in FACT_PROPERTIES if spec.name not in _DERIVED)
 
 
@@ -161,11 +164,12 @@ def clamp_date(t: datetime) -> datetime:
 
 
 def valid_time_properties(fact: Fact) -> dict[str, PropertyValue]:
-    """``valid_start`` and ``valid_end`` of a fact: its valid interval, clamped."""
+    """``valid_start``, ``valid_end``, ``valid_closed`` of a fact: its interval, clamped."""
     interval = valid_interval(fact)
     return {
         "valid_start": DATE_MIN if interval.start is None else clamp_date(interval.start),
         "valid_end": DATE_MAX if interval.end is None else clamp_date(interval.end),
+        "valid_closed": DATE_MIN if fact.closed_at is None else clamp_date(fact.closed_at),
     }
 
 

@@ -157,7 +157,7 @@ class WeaviateFactStore:
         if valid is not None and valid.is_empty:
             return []
         await self._ensure_valid_time(namespace, valid)
-        server_filter = _and(_truth_filter(as_of, include_false=False), _valid_filter(valid))
+        server_filter = _and(_truth_filter(as_of, include_false=False), _valid_filter(valid, as_of))
         collection = self._facts.with_tenant(namespace)
         # The server cut on vector distance (1 - cosine) only prunes candidates; it is
         # ignored at alpha 0, so the exact floor is applied below either way.
@@ -217,7 +217,7 @@ class WeaviateFactStore:
         shown: list[Fact] = []
         while len(shown) <= limit:
             server_filter = _and(
-                _truth_filter(as_of, include_false=include_false), _valid_filter(valid)
+                _truth_filter(as_of, include_false=include_false), _valid_filter(valid, as_of)
             )
             if cursor is not None:
                 server_filter = _and(
@@ -237,7 +237,8 @@ class WeaviateFactStore:
             shown += [
                 fact
                 for fact in facts
-                if visible(fact, as_of, include_false=include_false) and valid_during(fact, valid)
+                if visible(fact, as_of, include_false=include_false)
+                and valid_during(fact, valid, as_of)
             ]
             if len(objects) < chunk:
                 break
@@ -494,25 +495,34 @@ def _truth_filter(as_of: datetime | None, *, include_false: bool) -> FilterRetur
     return seen & (Filter.by_property("truth").equal(True) | changed_later)
 
 
-def _valid_filter(valid: ValidInterval | None) -> FilterReturn | None:
-    """Facts whose valid interval overlaps ``valid``, evaluated by Weaviate.
+def _valid_filter(valid: ValidInterval | None, as_of: datetime | None) -> FilterReturn | None:
+    """Facts whose valid interval, as known at ``as_of``, overlaps ``valid``; run by Weaviate.
 
     ``[s, e)`` overlaps ``[start, end)`` when ``s < end`` and ``e > start`` (an open end
-    drops its condition). Exact for bounds Weaviate can compare; a bound clamped to the edge
-    of that range compares inclusively (a superset), and ``rules.valid_during`` decides.
+    drops its condition); as of T, an end set after T (``valid_closed > T``) is open. Exact
+    for times Weaviate can compare; a time clamped to the edge of that range compares
+    inclusively (a superset), and ``rules.valid_during`` decides.
     """
     if valid is None:
         return None
     parts = []
     if valid.end is not None:
-        end, start_prop = clamp_date(valid.end), Filter.by_property("valid_start")
-        inside = DATE_MIN < end < DATE_MAX
-        parts.append(start_prop.less_than(end) if inside else start_prop.less_or_equal(end))
+        parts.append(_compare("valid_start", "<", valid.end))
     if valid.start is not None:
-        start, end_prop = clamp_date(valid.start), Filter.by_property("valid_end")
-        inside = DATE_MIN < start < DATE_MAX
-        parts.append(end_prop.greater_than(start) if inside else end_prop.greater_or_equal(start))
+        ends_after = _compare("valid_end", ">", valid.start)
+        if as_of is not None:
+            ends_after = ends_after | _compare("valid_closed", ">", as_of)
+        parts.append(ends_after)
     return Filter.all_of(parts) if parts else None
+
+
+def _compare(prop: str, op: str, when: datetime) -> FilterReturn:
+    """``prop op when`` on a clamped date property; inclusive where ``when`` is clamped."""
+    bound, by = clamp_date(when), Filter.by_property(prop)
+    exact = DATE_MIN < bound < DATE_MAX
+    if op == "<":
+        return by.less_than(bound) if exact else by.less_or_equal(bound)
+    return by.greater_than(bound) if exact else by.greater_or_equal(bound)
 
 
 def _and(a: FilterReturn | None, b: FilterReturn | None) -> FilterReturn | None:
@@ -535,7 +545,7 @@ def _hits(
         if cos < min_similarity:
             continue
         fact = fact_from_properties(obj.properties)
-        if visible(fact, as_of) and valid_during(fact, valid):
+        if visible(fact, as_of) and valid_during(fact, valid, as_of):
             hits.append(SearchHit(fact, cos, float(obj.metadata.score or 0.0)))
     return hits
 

@@ -287,8 +287,15 @@ class HistoryEntry(BaseModel):
 
 
 class Fact(Record):
-    """The latest state of a fact, on the compacted topic ``factstream.facts``."""
+    """The latest state of a fact, on the compacted topic ``factstream.facts``.
 
+    ``[valid_from, valid_to)`` is when the fact held in the world (neither end: valid from
+    ``first_seen``). Version 2 added ``closed_at``: the event time of the world change that
+    set ``valid_to`` (a close, or a rewrite that is an update); a read as of an earlier time
+    did not know that end yet and sees the interval open.
+    """
+
+    schema_version: Literal[1, 2] = 2  # type: ignore[assignment]  # widened: reads 1 too
     fact_id: Id
     namespace: Namespace
     text: NonEmptyText
@@ -298,6 +305,7 @@ class Fact(Record):
     last_changed: AwareDatetime
     valid_from: AwareDatetime | None = None
     valid_to: AwareDatetime | None = None
+    closed_at: AwareDatetime | None = None
     replaces: Id | None = None
     replaced_by: Id | None = None
     subject: str | None = None
@@ -311,6 +319,8 @@ class Fact(Record):
         if times != sorted(times):
             raise ValueError("history must be in event-time order")
         _check_order(self.valid_from, self.valid_to)
+        if self.closed_at is not None and (self.valid_to is None or self.schema_version < 2):
+            raise ValueError("closed_at says when valid_to was set: it needs one, and version 2")
         return self
 
     def truth_at(self, when: datetime) -> bool | None:

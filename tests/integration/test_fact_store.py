@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 import weaviate
@@ -14,23 +14,11 @@ from factstream.errors import StoreError, StoreUnavailable, StoreWriteFailed
 from factstream.store.base import AppliedBatch, FactCounts, FactStore
 from factstream.store.memory import InMemoryFactStore
 from factstream.store.rules import order_key
-from factstream.store.schema import collections_for
 from factstream.store.weaviate_store import WeaviateFactStore
 
 A, B = "desk-a", "desk-b"
 # Small write batches, so the tests' upserts span several.
 BATCH = 7
-
-
-@pytest.fixture
-def store_prefix(
-    weaviate_client: weaviate.WeaviateClient, unique_name: Callable[[str], str]
-) -> Iterator[str]:
-    """A unique collection prefix; its collections are deleted afterwards."""
-    prefix = unique_name("Test")
-    yield prefix
-    names = collections_for(prefix)
-    weaviate_client.collections.delete([names.facts.name, names.batches.name])
 
 
 async def _open(settings: Settings, prefix: str) -> WeaviateFactStore:

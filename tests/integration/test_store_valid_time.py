@@ -7,14 +7,16 @@ backfilled.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
 import weaviate
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from unit.store.builders import day, make_fact
 from unit.store.valid_cases import (
+    AS_OF,
     FACTS,
     intervals,
     list_ids,
@@ -42,16 +44,6 @@ A = "desk-a"
 
 
 @pytest.fixture
-def store_prefix(
-    weaviate_client: weaviate.WeaviateClient, unique_name: Callable[[str], str]
-) -> Iterator[str]:
-    prefix = unique_name("Test")
-    yield prefix
-    names = collections_for(prefix)
-    weaviate_client.collections.delete([names.facts.name, names.batches.name])
-
-
-@pytest.fixture
 async def store(weaviate_settings: Settings, store_prefix: str) -> AsyncIterator[WeaviateFactStore]:
     real = await WeaviateFactStore.open(
         weaviate_settings.weaviate, StoreSettings(collection_prefix=store_prefix)
@@ -76,6 +68,8 @@ async def test_valid_time_reads_match_the_rule_at_the_edges(store: WeaviateFactS
         assert await search_ids(store, valid) == oracle(valid), valid
         assert await list_ids(store, valid) == oracle(valid), valid
     assert await search_ids(store, at(day(1)), as_of=day(1)) == oracle(at(day(1)), day(1))
+    for as_of in (day(11), day(12)):
+        assert await search_ids(store, at(day(6)), as_of) == oracle(at(day(6)), as_of)
     assert await search_ids(store, ValidInterval(day(5), day(5))) == []
 
 
@@ -87,7 +81,7 @@ async def test_the_server_filter_alone_is_exact_inside_its_date_range(
     collection = store._facts.with_tenant(A)
     for valid in (at(day(5)), ValidInterval(day(6), day(7)), until(day(-20)), since(day(7))):
         found = await collection.query.fetch_objects(
-            filters=_valid_filter(valid), limit=100, return_properties=["fact_id"]
+            filters=_valid_filter(valid, None), limit=100, return_properties=["fact_id"]
         )
         expected = sorted(f.fact_id for f in FACTS if valid_during(f, valid))
         assert sorted(str(o.properties["fact_id"]) for o in found.objects) == expected, valid
@@ -99,14 +93,18 @@ async def test_the_server_filter_alone_is_exact_inside_its_date_range(
     # The facts are written once per test; the examples only read.
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
-@given(valid=intervals())
+@given(valid=intervals(), as_of=st.sampled_from(AS_OF))
 async def test_weaviate_and_the_rule_agree_on_overlap(
-    store: WeaviateFactStore, valid: ValidInterval
+    store: WeaviateFactStore, valid: ValidInterval, as_of: datetime | None
 ) -> None:
     if A not in await store.namespaces():
         await write_facts(store)
-    assert await search_ids(store, valid) == oracle(valid)
-    assert await list_ids(store, valid) == oracle(valid)
+    assert await search_ids(store, valid, as_of) == oracle(valid, as_of)
+    assert await list_ids(store, valid, as_of) == oracle(valid, as_of)
+
+
+# What the version before valid time did not have.
+_NEW_PROPERTIES = (*VALID_TIME_PROPERTIES, "closed_at")
 
 
 def _create_old_collections(client: weaviate.WeaviateClient, prefix: str) -> None:
@@ -115,9 +113,7 @@ def _create_old_collections(client: weaviate.WeaviateClient, prefix: str) -> Non
     for spec in (names.facts, names.batches):
         client.collections.create(
             spec.name,
-            properties=[
-                _property(p) for p in spec.properties if p.name not in VALID_TIME_PROPERTIES
-            ],
+            properties=[_property(p) for p in spec.properties if p.name not in _NEW_PROPERTIES],
             vector_config=Configure.Vectors.self_provided() if spec.vectors else None,
             multi_tenancy_config=Configure.multi_tenancy(
                 enabled=True, auto_tenant_creation=True, auto_tenant_activation=True
@@ -152,7 +148,7 @@ async def test_objects_written_before_valid_time_are_backfilled_and_found(
     )
     try:
         config = weaviate_client.collections.use(old.name).config.get()
-        assert set(VALID_TIME_PROPERTIES) <= {p.name for p in config.properties}
+        assert set(_NEW_PROPERTIES) <= {p.name for p in config.properties}
         assert await search_ids(new, None) == [f"f{i}" for i in range(5)]
         # Valid from first_seen: at day 2, the facts seen by day 2 held.
         assert await search_ids(new, at(day(2))) == ["f0", "f1", "f2"]

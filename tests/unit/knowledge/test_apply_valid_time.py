@@ -72,6 +72,27 @@ def test_an_update_closes_the_old_fact_which_stays_true_of_its_interval() -> Non
     assert apply_edits({old.fact_id: old}, [rw2]).changed[old.fact_id].valid_to == day(10)
 
 
+def test_a_world_change_is_known_from_its_event_time() -> None:
+    old, _ = add(0)
+    rw = edit("d2", 0, EditOp.REWRITE, 10, replaces=old.fact_id, change="update", valid_from=day(8))
+    closed = apply_edits({old.fact_id: old}, [rw]).changed[old.fact_id]
+    assert closed.closed_at == day(10)
+    assert valid_interval(closed) == ValidInterval(day(0), day(8))
+    assert valid_interval(closed, as_of=day(9)) == ValidInterval(day(0), None)  # not yet known
+    assert valid_interval(closed, as_of=day(10)) == ValidInterval(day(0), day(8))
+
+
+def test_a_fact_stored_as_version_1_is_written_as_version_2_when_closed() -> None:
+    fact, _ = add(0)
+    v1 = Fact.model_validate({**fact.model_dump(exclude={"valid_from"}), "schema_version": 1})
+    close = edit("d2", 0, EditOp.CLOSE, 20, fact=fact.fact_id, valid_to=day(15))
+    after = apply_edits({fact.fact_id: v1}, [close]).changed[fact.fact_id]
+    assert after.schema_version == 2 and after.closed_at == day(20)
+    assert Fact.from_bytes(after.to_bytes()) == after
+    reinforce = edit("d3", 0, EditOp.REINFORCE, 30, fact=fact.fact_id)
+    assert apply_edits({fact.fact_id: v1}, [reinforce]).changed[fact.fact_id].schema_version == 2
+
+
 def test_a_correction_or_an_unstated_change_invalidates_as_before() -> None:
     old, _ = add(0)
     for change in (ChangeKind.CORRECTION, None):
@@ -133,6 +154,6 @@ def test_closes_commute_the_earliest_end_wins(start: int, ends: list[int], order
     order.shuffle(shuffled)
     first, second = fold(closes), fold(shuffled)
     assert first == second
-    assert first.valid_to == day(min(ends))
+    assert first.valid_to == day(min(ends)) and first.closed_at == day(70)
     assert first.valid_from == (day(start) if start < min(ends) else None)
     assert first.truth and first.history == fact.history

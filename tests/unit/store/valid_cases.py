@@ -18,7 +18,19 @@ from factstream.store.rules import valid_during, visible
 from factstream.temporal.intervals import RESOLUTION, ValidInterval
 from factstream.topics.records import Fact
 
-__all__ = ["FACTS", "INSTANTS", "intervals", "oracle", "search_ids", "list_ids", "write_facts"]
+__all__ = [
+    "AS_OF",
+    "FACTS",
+    "INSTANTS",
+    "intervals",
+    "list_ids",
+    "oracle",
+    "search_ids",
+    "write_facts",
+]
+
+# Times of belief to read at: before and after the facts' history entries and closes.
+AS_OF = [None, day(-5), day(1), day(3), day(11), day(12), day(20)]
 
 FACTS: list[Fact] = [
     make_fact("legacy"),  # no interval: valid from first_seen (day 0)
@@ -35,10 +47,12 @@ FACTS: list[Fact] = [
     ),
     make_fact("far", changes=[(-5, True)], valid_from=datetime(2300, 1, 1, tzinfo=UTC)),
     make_fact("precise", changes=[(-5, True)], valid_from=day(7) + RESOLUTION),
+    # Valid from day 0; on day 12 we learned it had ended on day 4.
+    make_fact("learned", valid_from=day(0), valid_to=day(4), closed_at=day(12)),
 ]
 
 # Every end above, a microsecond either side, and instants out of Weaviate's date range.
-_ENDS = [day(n) for n in (-100, -20, 0, 5, 6, 7, 10, 50)] + [
+_ENDS = [day(n) for n in (-100, -20, 0, 4, 5, 6, 7, 10, 12, 50)] + [
     datetime(1500, 1, 1, tzinfo=UTC),
     datetime(1600, 1, 1, tzinfo=UTC),
     datetime(2300, 1, 1, tzinfo=UTC),
@@ -60,7 +74,7 @@ def intervals(draw: st.DrawFn) -> ValidInterval:
 
 def oracle(valid: ValidInterval | None, as_of: datetime | None = None) -> list[str]:
     """The ids a search with ``valid`` and ``as_of`` must find, sorted."""
-    return sorted(f.fact_id for f in FACTS if visible(f, as_of) and valid_during(f, valid))
+    return sorted(f.fact_id for f in FACTS if visible(f, as_of) and valid_during(f, valid, as_of))
 
 
 def facts_stored(vector: Sequence[float] = (1.0, 0.0, 0.0)) -> list[StoredFact]:

@@ -75,7 +75,7 @@ def test_changed_records_write_the_latest_version_and_read_every_one() -> None:
     assert accepted_versions(Question) == (1, 2)
     assert accepted_versions(Answer) == (1, 2)
     assert accepted_versions(Document) == (1,)
-    assert accepted_versions(Fact) == (1,)
+    assert accepted_versions(Fact) == (1, 2)
     assert FactEdit.model_validate(_edit()).schema_version == 2
     with pytest.raises(ValidationError, match="schema_version"):
         FactEdit.model_validate(_edit(schema_version=3))
@@ -144,6 +144,13 @@ def test_a_fact_interval_must_not_end_before_it_starts() -> None:
     assert Fact.model_validate({**raw, "valid_from": T0, "valid_to": T1}).valid_to == T1
     with pytest.raises(ValidationError, match="not before"):
         Fact.model_validate({**raw, "valid_from": T1, "valid_to": T0})
+    assert Fact.model_validate({**raw, "valid_to": T1, "closed_at": T1}).closed_at == T1
+    with pytest.raises(ValidationError, match="closed_at"):
+        Fact.model_validate({**raw, "closed_at": T1})
+    with pytest.raises(ValidationError, match="closed_at"):
+        Fact.model_validate({**raw, "schema_version": 1, "valid_to": T1, "closed_at": T1})
+    v1 = Fact.from_bytes(orjson.dumps({**raw, "schema_version": 1}))
+    assert v1.schema_version == 1 and v1.closed_at is None
 
 
 def test_questions_take_one_valid_time() -> None:
