@@ -237,6 +237,41 @@ async def test_a_late_document_is_applied_at_its_own_event_time(
     assert fact.truth_at(T0 + timedelta(days=7)) is False
 
 
+async def test_a_world_change_closes_the_old_fact_in_weaviate(stack_factory: StackFactory) -> None:
+    decisions = Decisions(extract={"doc-1": ["Parker is CEO of Acme."]})
+    stack = await stack_factory(decisions)
+    stack.start_worker()
+    await stack.publish([doc("desk", "doc-1", "Acme appointed Parker.", 1)])
+    await stack.wait_outcomes(1)
+    decisions.outdated = {"Parker is CEO": "Quinn is CEO of Acme."}
+    stack.decide(decisions)
+    await stack.publish([doc("desk", "doc-2", "Quinn succeeded Parker at Acme.", 30)])
+    await stack.wait_outcomes(2)
+    decisions.outdated = {"CEO": None}  # d3 would close any CEO fact it were shown
+    stack.decide(decisions)
+    await stack.publish([doc("desk", "doc-3", "Parker and Quinn met.", 40)])
+    await stack.wait_outcomes(3)
+
+    facts = await facts_of(stack, "desk")
+    old, new = facts["Parker is CEO of Acme."], facts["Quinn is CEO of Acme."]
+    day2, day31, day41 = (T0 + timedelta(days=d) for d in (1, 30, 40))
+    # The world changed: the old fact stays true of [day 2, day 31), the new one held since
+    # (until doc-3 closed it too).
+    assert old.truth and [h.truth for h in old.history] == [True]
+    assert (old.valid_from, old.valid_to, old.replaced_by) == (day2, day31, new.fact_id)
+    assert new.truth and (new.valid_from, new.valid_to) == (day31, day41)
+    [rewrite] = [e for e in await stack.changelog() if e.document_id == "doc-2"]
+    assert (rewrite.op, rewrite.change, rewrite.schema_version) == (
+        EditOp.REWRITE,
+        ChangeKind.UPDATE,
+        2,
+    )
+    # doc-3 was shown Quinn's fact only (the closed one no longer holds): it closed that.
+    [close] = [e for e in await stack.changelog() if e.document_id == "doc-3"]
+    assert (close.op, close.fact_id) == (EditOp.CLOSE, new.fact_id)
+    assert stack.lm_stats()["by_document"]["doc-3"]["classify_facts"] == 1
+
+
 async def test_over_the_blast_radius_nothing_is_applied(stack_factory: StackFactory) -> None:
     decisions = Decisions(extract={"doc-1": [f"Town {i} has a mayor." for i in range(4)]})
     stack = await stack_factory(decisions, FACTSTREAM_EDITOR_MAX_EDITS="2")
