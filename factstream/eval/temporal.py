@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from factstream.config import Settings
 from factstream.embed.base import Embedder
 from factstream.eval.datasets import Clark, load_clark, verbalise
 from factstream.eval.report import write_results
@@ -53,7 +54,9 @@ __all__ = [
     "TemporalReport",
     "evaluate_temporal",
     "load_triples",
+    "retrieval_of",
     "run_temporal",
+    "run_temporal_eval",
     "temporal_edits",
 ]
 
@@ -87,6 +90,11 @@ class Retrieval:
     alpha: float
 
 
+def retrieval_of(settings: Settings) -> Retrieval:
+    """The query agent's retrieval as configured (``api`` top_k and floor, ``editor`` alpha)."""
+    return Retrieval(settings.api.top_k, settings.api.min_similarity, settings.editor.alpha)
+
+
 @dataclass
 class ModeScore:
     """How one mode scored: gold ranked first, overall and by question position."""
@@ -97,6 +105,9 @@ class ModeScore:
     in_top_k: int = 0  # a gold fact anywhere in the top_k
     accuracy: float = 0.0
     recall_at_k: float = 0.0
+    # Cosine similarity of the search text to the gold fact ranked first (the margin a mode
+    # leaves for the floor), averaged over the questions it got right.
+    mean_first_similarity: float = 0.0
     by_position: dict[str, dict[str, float]] = field(default_factory=dict)
     misses: list[dict[str, str]] = field(default_factory=list)  # the first few, to inspect
 
@@ -113,6 +124,7 @@ class TemporalReport:
     retrieval: Retrieval
     scores: list[ModeScore]
     seconds: dict[str, float] = field(default_factory=dict)
+    embed_model: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The report as the results file holds it."""
@@ -195,6 +207,7 @@ async def evaluate_temporal(
     for mode in modes:
         score = ModeScore(mode)
         tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        similarity = 0.0
         for question in questions:
             found = await search_facts(
                 store,
@@ -211,6 +224,7 @@ async def evaluate_temporal(
             first = bool(ranked) and ranked[0] in question.gold
             score.questions += 1
             score.first += first
+            similarity += found.facts[0].score if first else 0.0
             score.in_top_k += any(index in question.gold for index in ranked)
             tally[question.position.value][0] += 1
             tally[question.position.value][1] += first
@@ -221,6 +235,7 @@ async def evaluate_temporal(
                 tick()
         score.accuracy = score.first / max(1, score.questions)
         score.recall_at_k = score.in_top_k / max(1, score.questions)
+        score.mean_first_similarity = similarity / max(1, score.first)
         score.by_position = {
             p.value: {"questions": n, "accuracy": right / max(1, n)}
             for p in Position
@@ -240,6 +255,7 @@ async def run_temporal(
     out: Path | None = None,
     modes: Sequence[Mode] = MODES,
     tick: Callable[[], None] | None = None,
+    embed_model: str | None = None,
 ) -> TemporalReport:
     """Load ``data_dir``'s triples into a fresh namespace, ask, score, drop the namespace.
 
@@ -252,6 +268,7 @@ async def run_temporal(
         out: if given, the report is also written to ``out/temporal.json``.
         modes: the ways of searching to score.
         tick: called after every question (progress).
+        embed_model: the embedding model's name, for the report.
 
     Returns:
         The report: questions by position and each mode's scores.
@@ -282,7 +299,35 @@ async def run_temporal(
             "load": round(loaded - started, 2),
             "ask": round(time.perf_counter() - loaded, 2),
         },
+        embed_model=embed_model,
     )
     if out is not None:
         write_results(out, "temporal", report.to_json())
     return report
+
+
+async def run_temporal_eval(
+    settings: Settings,
+    data_dir: Path,
+    out: Path | None = None,
+    tick: Callable[[], None] | None = None,
+) -> TemporalReport:
+    """``run_temporal`` on the configured clients: Weaviate, the embedder, the retrieval.
+
+    What ``factstream eval temporal --data DIR [--out DIR]`` runs.
+    """
+    from factstream.clients import build_clients  # the real adapters: not for unit tests
+
+    clients = await build_clients(settings)
+    try:
+        return await run_temporal(
+            data_dir,
+            clients.store,
+            clients.embedder,
+            retrieval_of(settings),
+            out=out,
+            tick=tick,
+            embed_model=settings.embed.model,
+        )
+    finally:
+        await clients.aclose()

@@ -53,6 +53,8 @@ async def store(weaviate_settings: Settings, store_prefix: str) -> AsyncIterator
 
 
 async def test_valid_time_reads_match_the_rule_at_the_edges(store: WeaviateFactStore) -> None:
+    assert await search_ids(store, at(day(5)), namespace="nowhere") == []  # no tenant
+    assert await list_ids(store, at(day(5)), namespace="nowhere") == []
     await write_facts(store)
     cases = [
         None,
