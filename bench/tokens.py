@@ -20,6 +20,7 @@ from factstream.clients import Clients, open_clients
 from factstream.config import EditorSettings, Settings
 from factstream.eval.datasets import ClarkDocument
 from factstream.lm.base import Usage
+from factstream.prompts.classify_facts import FALSE_LABELS, Label
 from factstream.prompts.models import DocumentView
 from factstream.store.base import StoredFact
 from factstream.tasks.editing import (
@@ -31,7 +32,7 @@ from factstream.tasks.editing import (
 __all__ = ["BATCHED", "GOAL", "PER_FACT", "run"]
 
 GOAL = 0.25  # batched tokens per document over per-fact tokens per document
-BATCHED = ("classify_facts.v1", "classify_facts.v2")
+BATCHED = ("classify_facts.v1", "classify_facts.v2", "classify_facts.v3")
 PER_FACT = "classify_fact.v1"  # ERASE Appendix A.1, one call per fact
 _NAMESPACE = "tokens"
 
@@ -76,6 +77,11 @@ async def _choose(
     return with_facts[::step][:count]
 
 
+def _agree(a: Label, b: Label) -> bool:
+    """The same label; v3's outdated and wrong agree with make_false (all make it false)."""
+    return a == b or (a in FALSE_LABELS and b in FALSE_LABELS)
+
+
 def _per_doc(usage: Usage, docs: int, facts: int) -> dict[str, float]:
     return {
         "prompt_tokens_per_doc": round(usage.prompt_tokens / docs, 1),
@@ -105,7 +111,8 @@ async def _classify(
             )
             usage[prompt] += batched.usage
             row[prompt] = batched.usage.total_tokens
-            agree[prompt] += sum(a == b for a, b in zip(batched.value, per_fact.value, strict=True))
+            pairs = zip(batched.value, per_fact.value, strict=True)
+            agree[prompt] += sum(_agree(a, b) for a, b in pairs)
         rows.append(row)
     docs, facts_n = len(chosen), sum(len(f) for _, f in chosen)
     return {

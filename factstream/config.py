@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal, Self
 from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -186,10 +186,38 @@ class EmbedSettings(BaseSettings):
     offline: bool = Field(True, description="Never contact the Hugging Face hub (HF_HUB_OFFLINE).")
 
 
+def _prompt_version(task: str, default: str, description: str) -> Any:
+    """A prompt id setting: ``task.vN``, checked against the registry when settings load."""
+    return Field(default, pattern=rf"^{task}\.v[0-9]+$", description=description)
+
+
 class EditorSettings(BaseSettings):
     """How the editor agent edits the knowledge base for one document (design.md section 4)."""
 
     model_config = _section("FACTSTREAM_EDITOR_")
+
+    classify_prompt: str = _prompt_version(
+        "classify_facts",
+        "classify_facts.v3",
+        "Prompt version of batched classification: v3 tells outdated facts (closed) from "
+        "wrong ones (invalidated); v1 and v2 only say make_false (invalidated).",
+    )
+    classify_fact_prompt: str = _prompt_version(
+        "classify_fact",
+        "classify_fact.v3",
+        "Prompt version of per-fact classification (classify_mode=per_fact); v3 as above.",
+    )
+    rewrite_prompt: str = _prompt_version(
+        "rewrite_fact",
+        "rewrite_fact.v2",
+        "Prompt version of rewrites: v2 answers a structured fact with its time, v1 text.",
+    )
+    extract_prompt: str = _prompt_version(
+        "extract_facts",
+        "extract_facts.v2",
+        "Prompt version of extraction: v2 answers structured facts (subject, relation, "
+        "object, time expression) with valid intervals, v1 texts.",
+    )
 
     top_k: int = Field(10, ge=1, le=100, description="Facts retrieved per document.")
     min_similarity: float = Field(
@@ -218,9 +246,20 @@ class EditorSettings(BaseSettings):
     max_edits: int = Field(
         5,
         ge=0,
-        description="Blast radius: a document may invalidate or rewrite at most this many "
-        "facts; over it goes to the review topic and nothing is applied.",
+        description="Blast radius: a document may invalidate, close or rewrite at most this "
+        "many facts; over it goes to the review topic and nothing is applied.",
     )
+
+    @field_validator("classify_prompt", "classify_fact_prompt", "rewrite_prompt", "extract_prompt")
+    @classmethod
+    def _registered(cls, prompt_id: str) -> str:
+        # Imported here: the registry pulls in every prompt module, settings need none.
+        from factstream.prompts.registry import prompt_ids
+
+        if prompt_id not in prompt_ids():
+            known = [p for p in prompt_ids() if p.split(".")[0] == prompt_id.split(".")[0]]
+            raise ValueError(f"no prompt {prompt_id}; known: {', '.join(known)}")
+        return prompt_id
 
 
 class WorkerSettings(BaseSettings):

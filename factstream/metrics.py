@@ -22,6 +22,7 @@ class LMMetrics:
     tokens: Counter
     latency: Histogram
     retries: Counter
+    refused: Counter
     cache_hits: Counter
     cached_tokens: Counter
     outage: Gauge
@@ -55,6 +56,14 @@ class LMMetrics:
                 "factstream_lm_retries",
                 "LM retries by reason (connection, timeout, server_error, rate_limited, "
                 "invalid_output).",
+                ["task", "model", "reason"],
+                registry=registry,
+            ),
+            refused=Counter(
+                "factstream_lm_refused",
+                "Parts of LM answers their prompt's checks still refused after every retry, "
+                "by task and reason (structure, time, interval); the answer was kept without "
+                "them.",
                 ["task", "model", "reason"],
                 registry=registry,
             ),

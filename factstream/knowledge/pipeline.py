@@ -2,6 +2,15 @@
 
 Plain async code over Protocols (fact store, embedder, task runner): it knows nothing of
 Kafka. It decides the document's edit batch; publishing and applying it is the caller's.
+
+Valid time (design.md section 3): retrieval sees the facts true at the document's event time
+that still hold then or later (a fact whose valid interval ended before it is history, not
+edited). A fact labelled ``outdated`` (the world changed) is rewritten as an ``update``,
+which closes the old fact's interval where the new one starts, or closed at the event time
+when no rewrite is possible; it stays true of its interval. One labelled ``wrong`` (never
+true) is rewritten or invalidated as a ``correction``; ``make_false`` (prompts that do not
+tell the two apart) as before valid time. Added and rewritten facts carry the interval the
+extraction or rewrite resolved.
 """
 
 from __future__ import annotations
@@ -19,8 +28,9 @@ from factstream.config import EditorSettings
 from factstream.embed.base import Embedder
 from factstream.knowledge.passages import passages
 from factstream.lm.base import Usage
-from factstream.prompts.classify_facts import Label
+from factstream.prompts.classify_facts import FALSE_LABELS, Label
 from factstream.prompts.models import DocumentView
+from factstream.prompts.rewrite_fact import Change
 from factstream.store.base import FactStore, SearchHit
 from factstream.tasks.editing import (
     classify_facts_batched,
@@ -28,9 +38,12 @@ from factstream.tasks.editing import (
     extract_new_facts,
     rewrite_false_fact,
 )
+from factstream.tasks.facts import FactStructure, NewFact
 from factstream.tasks.runner import TaskResult, TaskRunner
+from factstream.temporal import ValidInterval
 from factstream.topics.records import (
     BatchRef,
+    ChangeKind,
     DecidedBy,
     Document,
     EditOp,
@@ -68,13 +81,54 @@ class EditContext:
 
 @dataclass(frozen=True)
 class PlannedEdit:
-    """One decision before it becomes a record."""
+    """One decision before it becomes a record.
+
+    Attributes:
+        op: What the edit does.
+        text: The fact's text (a rewrite's new text).
+        decided_by: Model and prompt version.
+        fact_id: The existing fact (reinforce, invalidate, close, rewrite's old one).
+        previous_text: The existing fact's text.
+        valid_from: Add, rewrite: when the new fact starts to hold (None: open).
+        valid_to: Add, rewrite: when it stops holding (None: open); close: when the
+            existing fact stopped holding.
+        change: Invalidate, rewrite, close: an update (the world changed) or a correction
+            (never true); None: not told (make_false).
+        structure: Add, rewrite: the new fact's triple, where the LM could tell.
+    """
 
     op: EditOp
     text: str
     decided_by: DecidedBy
-    fact_id: str | None = None  # the existing fact (reinforce, invalidate, rewrite's old one)
+    fact_id: str | None = None
     previous_text: str | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    change: ChangeKind | None = None
+    structure: FactStructure | None = None
+
+    @classmethod
+    def adding(
+        cls,
+        fact: NewFact,
+        decided_by: DecidedBy,
+        *,
+        replaces: SearchHit | None = None,
+        change: ChangeKind | None = None,
+    ) -> PlannedEdit:
+        """An add of ``fact``, or a rewrite of ``replaces`` into it."""
+        old = replaces.fact if replaces is not None else None
+        return cls(
+            EditOp.ADD if old is None else EditOp.REWRITE,
+            fact.text,
+            decided_by,
+            fact_id=None if old is None else old.fact_id,
+            previous_text=None if old is None else old.text,
+            valid_from=fact.interval.start,
+            valid_to=fact.interval.end,
+            change=change,
+            structure=fact.structure,
+        )
 
 
 @dataclass
@@ -130,42 +184,81 @@ async def _retrieve(doc: Document, ctx: EditContext, timings: dict[str, float]) 
             top_k=cfg.top_k,
             min_similarity=cfg.min_similarity,
             alpha=cfg.alpha,
+            # Facts that still hold at the event time or later; ended ones are history.
+            valid=ValidInterval(doc.timestamp, None),
         )
 
 
 async def _classify(
     view: DocumentView, hits: Sequence[SearchHit], ctx: EditContext
 ) -> TaskResult[list[Label]]:
-    texts = [hit.fact.text for hit in hits]
-    if ctx.settings.classify_mode == "per_fact":
-        return await classify_facts_per_fact(ctx.runner, view, texts)
-    return await classify_facts_batched(ctx.runner, view, texts)
+    texts, cfg = [hit.fact.text for hit in hits], ctx.settings
+    if cfg.classify_mode == "per_fact":
+        return await classify_facts_per_fact(
+            ctx.runner, view, texts, prompt=cfg.classify_fact_prompt
+        )
+    return await classify_facts_batched(ctx.runner, view, texts, prompt=cfg.classify_prompt)
+
+
+# What a false label says of the fact: outdated, the world changed (an update: closed);
+# wrong, it was never true (a correction: invalidated); make_false, not told.
+_CHANGES: dict[Label, ChangeKind | None] = {
+    "make_false": None,
+    "outdated": ChangeKind.UPDATE,
+    "wrong": ChangeKind.CORRECTION,
+}
+_TOLD: dict[ChangeKind, Change] = {ChangeKind.UPDATE: "update", ChangeKind.CORRECTION: "correction"}
 
 
 async def _rewrites(
-    plan: EditPlan, false: Sequence[SearchHit], still_true: Sequence[str], ctx: EditContext
+    plan: EditPlan,
+    false: Sequence[tuple[SearchHit, Label]],
+    still_true: Sequence[str],
+    ctx: EditContext,
 ) -> list[PlannedEdit]:
     planned, view = [], _view(plan.document)
-    for hit in false:
-        result = await rewrite_false_fact(ctx.runner, view, hit.fact.text, still_true)
-        plan.spend("rewrite", result.usage)
-        if result.value and normalise(result.value) != normalise(hit.fact.text):
-            op, text = EditOp.REWRITE, result.value
-        else:
-            op, text = EditOp.INVALIDATE, hit.fact.text
-        planned.append(
-            PlannedEdit(op, text, _decided(result), hit.fact.fact_id, previous_text=hit.fact.text)
+    for hit, label in false:
+        change = _CHANGES[label]
+        result = await rewrite_false_fact(
+            ctx.runner,
+            view,
+            hit.fact.text,
+            still_true,
+            change=None if change is None else _TOLD[change],
+            prompt=ctx.settings.rewrite_prompt,
         )
+        plan.spend("rewrite", result.usage)
+        planned.append(_false_edit(hit, result.value, change, _decided(result), view.timestamp))
     return planned
 
 
-def _new_facts(extracted: Sequence[str], known: set[str], decided: DecidedBy) -> list[PlannedEdit]:
+def _false_edit(
+    hit: SearchHit,
+    rewrite: NewFact | None,
+    change: ChangeKind | None,
+    decided: DecidedBy,
+    event_time: datetime,
+) -> PlannedEdit:
+    """The edit of a fact the document made false: a rewrite, else a close or invalidate."""
+    old = hit.fact
+    if rewrite is not None and normalise(rewrite.text) != normalise(old.text):
+        return PlannedEdit.adding(rewrite, decided, replaces=hit, change=change)
+    op = EditOp.CLOSE if change is ChangeKind.UPDATE else EditOp.INVALIDATE
+    valid_to = event_time if op is EditOp.CLOSE else None
+    return PlannedEdit(
+        op, old.text, decided, old.fact_id, old.text, valid_to=valid_to, change=change
+    )
+
+
+def _new_facts(
+    extracted: Sequence[NewFact], known: set[str], decided: DecidedBy
+) -> list[PlannedEdit]:
     planned = []
-    for text in extracted:
-        key = normalise(text)
+    for fact in extracted:
+        key = normalise(fact.text)
         if key and key not in known:
             known.add(key)
-            planned.append(PlannedEdit(EditOp.ADD, text, decided))
+            planned.append(PlannedEdit.adding(fact, decided))
     return planned
 
 
@@ -201,7 +294,7 @@ async def edit_document(doc: Document, ctx: EditContext) -> EditPlan:
         plan.spend("classify", classified.usage)
         decided = _decided(classified)
         labelled = list(zip(hits, plan.labels, strict=True))
-        false = [hit for hit, label in labelled if label == "make_false"]
+        false = [(hit, label) for hit, label in labelled if label in FALSE_LABELS]
         if len(false) > ctx.settings.max_edits:
             plan.over_limit = True
             return plan
@@ -210,11 +303,11 @@ async def edit_document(doc: Document, ctx: EditContext) -> EditPlan:
             for hit, label in labelled
             if label == "reinforce"
         ]
-        still_true = [hit.fact.text for hit, label in labelled if label != "make_false"]
+        still_true = [hit.fact.text for hit, label in labelled if label not in FALSE_LABELS]
         with timed(plan.timings, "rewrite"):
             plan.planned += await _rewrites(plan, false, still_true, ctx)
     with timed(plan.timings, "extract"):
-        extracted = await extract_new_facts(ctx.runner, view)
+        extracted = await extract_new_facts(ctx.runner, view, prompt=ctx.settings.extract_prompt)
     plan.spend("extract", extracted.usage)
     # Skip new facts that only restate a fact just reinforced or rewritten (ERASE A.2).
     known = {normalise(p.text) for p in plan.planned if p.op in (EditOp.REINFORCE, EditOp.REWRITE)}
@@ -222,21 +315,24 @@ async def edit_document(doc: Document, ctx: EditContext) -> EditPlan:
     return plan
 
 
+_DESTRUCTIVE = (EditOp.INVALIDATE, EditOp.CLOSE, EditOp.REWRITE)
+
+
 def bound_problem(plan: EditPlan, max_edits: int) -> str | None:
     """Why ``plan`` breaks the blast radius (design.md section 3), or None if it keeps it.
 
     Checked on the finished plan, whatever built it: an edit of an existing fact must name
     a fact retrieval returned for this document, and at most ``max_edits`` edits may make a
-    fact false (invalidate or rewrite).
+    fact false or end it (invalidate, close or rewrite).
     """
-    false = sum(label == "make_false" for label in plan.labels)
+    false = sum(label in FALSE_LABELS for label in plan.labels)
     if plan.over_limit:
         return f"makes {false} facts false (limit {max_edits})"
     retrieved = {hit.fact.fact_id for hit in plan.retrieved}
     outside = sorted({p.fact_id for p in plan.planned if p.fact_id and p.fact_id not in retrieved})
     if outside:
         return f"edits {len(outside)} facts retrieval did not return: {' '.join(outside[:5])}"
-    destructive = sum(p.op in (EditOp.INVALIDATE, EditOp.REWRITE) for p in plan.planned)
+    destructive = sum(p.op in _DESTRUCTIVE for p in plan.planned)
     if destructive > max_edits:
         return f"makes {destructive} facts false (limit {max_edits})"
     return None
@@ -247,6 +343,8 @@ def batch_id_for(doc: Document, planned: Sequence[PlannedEdit]) -> str:
     digest = hashlib.sha256(doc.id.encode())
     for p in planned:
         digest.update(f"\x1e{p.op.value}\x1f{p.fact_id}\x1f{p.text}".encode())
+        if p.valid_from or p.valid_to or p.change:  # valid time, where the batch has it
+            digest.update(f"\x1f{p.valid_from}\x1f{p.valid_to}\x1f{p.change}".encode())
     return f"{doc.id}@{digest.hexdigest()[:16]}"
 
 
@@ -256,8 +354,8 @@ def to_records(plan: EditPlan, source: InputRef, now: datetime | None = None) ->
     batch_id, size = batch_id_for(doc, plan.planned), len(plan.planned)
     records = []
     for pos, p in enumerate(plan.planned):
-        # Reinforce and invalidate edit the existing fact; add and rewrite make a new one.
-        edits_existing = p.op in (EditOp.REINFORCE, EditOp.INVALIDATE)
+        # Reinforce, invalidate and close edit the existing fact; add and rewrite make a new one.
+        edits_existing = p.op in (EditOp.REINFORCE, EditOp.INVALIDATE, EditOp.CLOSE)
         fact_id = (
             p.fact_id if edits_existing and p.fact_id else fact_id_for(doc.namespace, doc.id, pos)
         )
@@ -277,6 +375,9 @@ def to_records(plan: EditPlan, source: InputRef, now: datetime | None = None) ->
                 input=source,
                 decided_by=p.decided_by,
                 created_at=created,
+                valid_from=p.valid_from,
+                valid_to=p.valid_to,
+                change=p.change,
             )
         )
     return records

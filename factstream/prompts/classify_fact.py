@@ -1,21 +1,35 @@
 """Classify one fact against one document per call: the paper-faithful mode (ERASE App. A.1).
 
 v1 follows ERASE's round-1 prompt: summarise what the document changes, reason briefly, then
-answer. v2 asks for the label alone (a server-side choice): cheaper, no reasoning.
+answer. v2 asks for the label alone (a server-side choice): cheaper, no reasoning. v3 is v1
+with make_false split into ``outdated`` (the world changed) and ``wrong`` (never true), as
+in classify_facts.v3.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pydantic import BaseModel, ConfigDict, Field
 
-from factstream.prompts.classify_facts import LABELS, Label
-from factstream.prompts.models import Choice, DocumentView, Message, Prompt, as_data, strict_object
+from factstream.prompts.classify_facts import LABELS, LABELS_V3, Label
+from factstream.prompts.models import (
+    Choice,
+    ConstraintBroken,
+    DocumentView,
+    JsonSchema,
+    Message,
+    Prompt,
+    as_data,
+    strict_object,
+)
 
 __all__ = [
     "ClassifyFactContext",
     "FactJudgement",
     "classify_fact_v1",
     "classify_fact_v2",
+    "classify_fact_v3",
     "versions",
 ]
 
@@ -80,18 +94,48 @@ def classify_fact_v2(ctx: ClassifyFactContext) -> list[Message]:
     return [Message(role="system", content=_DATA_NOTE), Message(role="user", content=user)]
 
 
-_V1_SCHEMA = strict_object(
-    "fact_judgement",
-    {
-        "reasoning": {"type": "string", "maxLength": _REASONING_MAX_CHARS},
-        "answer": {"type": "string", "enum": list(LABELS)},
-    },
-)
+def classify_fact_v3(ctx: ClassifyFactContext) -> list[Message]:
+    """v1 with two kinds of false: outdated (the world changed) and wrong (never true)."""
+    user = (
+        f"{_question(ctx)}\n"
+        "First summarise what the document tells us that bears on the fact and reason briefly "
+        '(in "reasoning"), then give your answer (in "answer"): "reinforce" if the document '
+        'makes the fact more likely; "outdated" if the fact was true but the document reports '
+        "a change in the world, so it no longer holds (someone or something replaced, moved, "
+        'ended, left); "wrong" if the document shows the fact was never true (it corrects or '
+        'denies it); "no_change" if it does not affect the fact (for example because it is '
+        "about something else). Assume the fact is still true if nothing in the document "
+        "contradicts it.\n"
+        'Answer with JSON only: {"reasoning": "...", "answer": "..."}.'
+    )
+    return [Message(role="system", content=_DATA_NOTE), Message(role="user", content=user)]
+
+
+def _judgement_schema(labels: tuple[Label, ...]) -> JsonSchema:
+    return strict_object(
+        "fact_judgement",
+        {
+            "reasoning": {"type": "string", "maxLength": _REASONING_MAX_CHARS},
+            "answer": {"type": "string", "enum": list(labels)},
+        },
+    )
+
+
+_V1_SCHEMA = _judgement_schema(LABELS)
+_V3_SCHEMA = _judgement_schema(LABELS_V3)
 _V2_CHOICE = Choice(LABELS)
 
 
 def _parse_label(text: str) -> FactJudgement:
     return FactJudgement.model_validate({"answer": text.strip()})
+
+
+def _allowing(labels: tuple[Label, ...]) -> Callable[[ClassifyFactContext, FactJudgement], None]:
+    def check(_ctx: ClassifyFactContext, judgement: FactJudgement) -> None:
+        if judgement.answer not in labels:
+            raise ConstraintBroken(f"answer {judgement.answer!r} is not among {list(labels)}")
+
+    return check
 
 
 V1: Prompt[ClassifyFactContext, FactJudgement] = Prompt(
@@ -102,6 +146,7 @@ V1: Prompt[ClassifyFactContext, FactJudgement] = Prompt(
     constraint=lambda _ctx: _V1_SCHEMA,
     # Worst case one token per character: the JSON closes before the budget ends.
     max_tokens=lambda _ctx: 48 + _REASONING_MAX_CHARS,
+    check=_allowing(LABELS),
 )
 
 V2: Prompt[ClassifyFactContext, FactJudgement] = Prompt(
@@ -111,7 +156,18 @@ V2: Prompt[ClassifyFactContext, FactJudgement] = Prompt(
     response_model=FactJudgement,
     constraint=lambda _ctx: _V2_CHOICE,
     max_tokens=lambda _ctx: 8,
+    check=_allowing(LABELS),
     parse=_parse_label,
 )
 
-versions: dict[str, Prompt[ClassifyFactContext, FactJudgement]] = {"v1": V1, "v2": V2}
+V3: Prompt[ClassifyFactContext, FactJudgement] = Prompt(
+    name="classify_fact",
+    version="v3",
+    messages=classify_fact_v3,
+    response_model=FactJudgement,
+    constraint=lambda _ctx: _V3_SCHEMA,
+    max_tokens=lambda _ctx: 48 + _REASONING_MAX_CHARS,
+    check=_allowing(LABELS_V3),
+)
+
+versions: dict[str, Prompt[ClassifyFactContext, FactJudgement]] = {"v1": V1, "v2": V2, "v3": V3}

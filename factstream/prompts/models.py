@@ -21,6 +21,7 @@ __all__ = [
     "Message",
     "Prompt",
     "PromptFn",
+    "Salvaged",
     "as_data",
     "defuse_control_tokens",
     "strict_object",
@@ -90,6 +91,19 @@ def _no_check(ctx: Any, value: Any) -> None:
 
 
 @dataclass(frozen=True)
+class Salvaged(Generic[R]):
+    """What of an answer that broke its check is kept, and what was refused.
+
+    Attributes:
+        value: The answer without the refused parts.
+        refused: One bounded reason label per refused part (``structure``, ``interval``).
+    """
+
+    value: R
+    refused: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Prompt(Generic[C, R]):
     """One version of one prompt: pure functions from a context to what the LM gets.
 
@@ -102,6 +116,8 @@ class Prompt(Generic[C, R]):
         max_tokens: ``(context) -> int``, the completion budget.
         check: ``(context, parsed)``; raises ConstraintBroken when the answer breaks a rule.
         parse: ``(text) -> response``; default: JSON into ``response_model``.
+        salvage: ``(context, parsed) -> Salvaged | None``: after the last attempt, what of an
+            answer that parsed but broke ``check`` may be kept (None: nothing, it fails).
     """
 
     name: str
@@ -112,6 +128,7 @@ class Prompt(Generic[C, R]):
     max_tokens: Callable[[C], int]
     check: Callable[[C, R], None] = field(default=_no_check)
     parse: Callable[[str], R] | None = None
+    salvage: Callable[[C, R], Salvaged[R] | None] | None = None
 
     @property
     def id(self) -> str:

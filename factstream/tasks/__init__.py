@@ -7,9 +7,12 @@ from factstream.tasks.editing import (
     extract_new_facts,
     rewrite_false_fact,
 )
+from factstream.tasks.facts import FactStructure, NewFact
 from factstream.tasks.runner import TaskResult, TaskRunner
 
 __all__ = [
+    "FactStructure",
+    "NewFact",
     "TaskResult",
     "TaskRunner",
     "answer_choice",

@@ -1,4 +1,9 @@
-"""The typed LM tasks of editing one document: classify, rewrite, extract (ERASE steps 2-4)."""
+"""The typed LM tasks of editing one document: classify, rewrite, extract (ERASE steps 2-4).
+
+Rewrite and extract return :class:`NewFact` whatever the prompt version: v1's plain texts get
+the interval their words name (else valid from the document's event time), v2's structured
+facts the interval resolved from their time expression, and their structure.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,9 @@ from collections.abc import Sequence
 from factstream.prompts import classify_fact, classify_facts, extract_facts, rewrite_fact
 from factstream.prompts.classify_facts import Label
 from factstream.prompts.models import DocumentView
-from factstream.prompts.registry import typed_prompt
+from factstream.prompts.registry import get_prompt, typed_prompt
+from factstream.prompts.rewrite_fact import Change
+from factstream.tasks.facts import NewFact
 from factstream.tasks.runner import TaskResult, TaskRunner, merge
 
 __all__ = [
@@ -22,10 +29,10 @@ __all__ = [
     "rewrite_false_fact",
 ]
 
-DEFAULT_CLASSIFY_FACTS = "classify_facts.v1"
-DEFAULT_CLASSIFY_FACT = "classify_fact.v1"
-DEFAULT_REWRITE = "rewrite_fact.v1"
-DEFAULT_EXTRACT = "extract_facts.v1"
+DEFAULT_CLASSIFY_FACTS = "classify_facts.v3"
+DEFAULT_CLASSIFY_FACT = "classify_fact.v3"
+DEFAULT_REWRITE = "rewrite_fact.v2"
+DEFAULT_EXTRACT = "extract_facts.v2"
 
 
 async def classify_facts_batched(
@@ -84,17 +91,29 @@ async def rewrite_false_fact(
     fact: str,
     true_facts: Sequence[str] = (),
     *,
+    change: Change | None = None,
     prompt: str = DEFAULT_REWRITE,
     use_cache: bool = True,
-) -> TaskResult[str | None]:
-    """The fact rewritten to hold as of the document's date, or None if it cannot be."""
-    spec = typed_prompt(prompt, rewrite_fact.V1)
+) -> TaskResult[NewFact | None]:
+    """The fact rewritten to hold as of the document's date, or None if it cannot be.
+
+    Args:
+        change: Why the fact is false (v2 prompts say it): ``update`` the world changed,
+            ``correction`` it was never true; None not known.
+    """
     ctx = rewrite_fact.RewriteFactContext(
-        document=document, fact=fact, true_facts=tuple(true_facts)
+        document=document, fact=fact, true_facts=tuple(true_facts), change=change
     )
-    result = await runner.run(spec, ctx, use_cache=use_cache)
-    rewrite = result.value.rewrite.strip() if result.value.rewrite is not None else None
-    return result.with_value(rewrite)
+    if get_prompt(prompt).response_model is rewrite_fact.StructuredRewrite:
+        structured = await runner.run(
+            typed_prompt(prompt, rewrite_fact.V2), ctx, use_cache=use_cache
+        )
+        found = structured.value.rewrite
+        new = None if found is None else NewFact.from_structured(found, document.timestamp)
+        return structured.with_value(new)
+    plain = await runner.run(typed_prompt(prompt, rewrite_fact.V1), ctx, use_cache=use_cache)
+    text = plain.value.rewrite
+    return plain.with_value(None if text is None else NewFact.from_text(text, document.timestamp))
 
 
 async def extract_new_facts(
@@ -104,10 +123,23 @@ async def extract_new_facts(
     max_facts: int = extract_facts.DEFAULT_MAX_FACTS,
     prompt: str = DEFAULT_EXTRACT,
     use_cache: bool = True,
-) -> TaskResult[list[str]]:
-    """The atomic facts the document states (stripped, exact duplicates removed, in order)."""
-    spec = typed_prompt(prompt, extract_facts.V1)
+) -> TaskResult[list[NewFact]]:
+    """The atomic facts the document states (stripped, duplicate texts removed, in order)."""
     ctx = extract_facts.ExtractFactsContext(document=document, max_facts=max_facts)
-    result = await runner.run(spec, ctx, use_cache=use_cache)
-    facts = list(dict.fromkeys(f.strip() for f in result.value.facts))
-    return result.with_value(facts)
+    when = document.timestamp
+    if get_prompt(prompt).response_model is extract_facts.StructuredFacts:
+        structured = await runner.run(
+            typed_prompt(prompt, extract_facts.V2), ctx, use_cache=use_cache
+        )
+        found = [NewFact.from_structured(f, when) for f in structured.value.facts]
+        return structured.with_value(_unique(found))
+    plain = await runner.run(typed_prompt(prompt, extract_facts.V1), ctx, use_cache=use_cache)
+    return plain.with_value(_unique([NewFact.from_text(f, when) for f in plain.value.facts]))
+
+
+def _unique(facts: list[NewFact]) -> list[NewFact]:
+    """The first fact of each text, in order."""
+    first: dict[str, NewFact] = {}
+    for fact in facts:
+        first.setdefault(fact.text, fact)
+    return list(first.values())

@@ -1,7 +1,8 @@
 """Run a prompt on an LM and return a validated, typed result, or raise; never guess.
 
 An answer that does not parse, or breaks its prompt's check, is sent back to the LM with the
-reason, a bounded number of times; then LMOutputInvalid is raised.
+reason, a bounded number of times; then the prompt may salvage the last answer (keep it
+without the parts its check refuses, counted), else LMOutputInvalid is raised.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ class TaskRunner:
         messages = list(prompt.messages(ctx))
         constraint = prompt.constraint(ctx)
         usage, cached = Usage(), Usage()
-        reason, text = "", ""
+        reason, text, broken = "", "", None
         for attempt in range(1, self.attempts + 1):
             request = CompletionRequest(
                 messages=tuple(messages),
@@ -101,9 +102,9 @@ class TaskRunner:
             )
             completion = await self.lm.complete(request)
             usage, cached = _account(completion, usage, cached)
-            text = completion.text
+            text, broken = completion.text, None  # broken: parsed, but breaks the check
             try:
-                value = prompt.parse_text(text)
+                value = broken = prompt.parse_text(text)
                 prompt.check(ctx, value)
             except (ValidationError, ConstraintBroken) as exc:
                 reason = _reason(exc, completion)
@@ -115,7 +116,24 @@ class TaskRunner:
                 ]
                 continue
             return TaskResult(value, prompt.id, completion.model, usage, cached, attempt, attempt)
+        kept = self._salvage(prompt, ctx, broken)
+        if kept is not None:
+            n = self.attempts
+            return TaskResult(kept, prompt.id, completion.model, usage, cached, n, n)
         raise LMOutputInvalid(prompt.id, self.attempts, reason, text)
+
+    def _salvage(self, prompt: Prompt[C, R], ctx: C, broken: R | None) -> R | None:
+        """What the prompt keeps of the last answer, which parsed but broke its check."""
+        if broken is None or prompt.salvage is None:
+            return None
+        salvaged = prompt.salvage(ctx, broken)
+        if salvaged is None:
+            return None
+        log.info("%s: kept the last answer without %s", prompt.id, ", ".join(salvaged.refused))
+        if self.metrics is not None:
+            for reason in salvaged.refused:
+                self.metrics.refused.labels(prompt.name, self.lm.model, reason).inc()
+        return salvaged.value
 
     def _count_invalid(self, task: str) -> None:
         if self.metrics is not None:

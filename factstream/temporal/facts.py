@@ -28,7 +28,13 @@ from factstream.errors import IntervalImplausible, IntervalInvalid
 from factstream.temporal.intervals import ValidInterval, utc
 from factstream.temporal.parse import TimeKind, TimeReference, parse_time, strip_time
 
-__all__ = ["MAX_VALID_AFTER_EVENT", "check_interval", "resolve_fact_interval", "says_past"]
+__all__ = [
+    "MAX_VALID_AFTER_EVENT",
+    "check_interval",
+    "resolve_fact_interval",
+    "resolve_time_expression",
+    "says_past",
+]
 
 # About five years: a document rarely knows what will hold further ahead than that, and a
 # date beyond it is more likely a misreading (a year typed wrong, a plan taken for a fact).
@@ -68,6 +74,27 @@ def resolve_fact_interval(text: str, event_time: datetime) -> ValidInterval:
     if reference is None:
         return ValidInterval(None, event) if past else ValidInterval(event, None)
     return _from_reference(reference, event, past)
+
+
+def resolve_time_expression(
+    expression: str, fact_text: str, event_time: datetime
+) -> ValidInterval | None:
+    """When the fact ``fact_text`` held, read from a time expression given apart from it.
+
+    The same rules as :func:`resolve_fact_interval`, with the time read from
+    ``expression`` (an LM may name the expression that bounds a fact, and the fact text
+    may carry others) and the past state from ``fact_text``. None when ``expression``
+    names no time the parser knows ('when the war ended').
+
+    Raises:
+        IntervalInvalid: ``event_time`` has no time zone.
+    """
+    event = utc(event_time)
+    reference = parse_time(expression, event)
+    if reference is None:
+        return None
+    rest = re.sub(re.escape(expression), " ", fact_text, flags=re.IGNORECASE)
+    return _from_reference(reference, event, says_past(rest))
 
 
 def _from_reference(reference: TimeReference, event: datetime, past: bool) -> ValidInterval:

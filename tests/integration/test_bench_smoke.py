@@ -36,7 +36,12 @@ def _check_throughput(r: dict[str, Any]) -> None:
 
 def _check_tokens(r: dict[str, Any]) -> None:
     assert 1 <= r["documents"] <= r["facts"] <= SMOKE.token_docs * SMOKE.token_max_facts
-    assert set(r["prompts"]) == {"classify_facts.v1", "classify_facts.v2", "classify_fact.v1"}
+    assert set(r["prompts"]) == {
+        "classify_facts.v1",
+        "classify_facts.v2",
+        "classify_facts.v3",
+        "classify_fact.v1",
+    }
     for usage in r["prompts"].values():
         assert _positive(usage["prompt_tokens_per_doc"], usage["completion_tokens_per_doc"])
     per_fact = r["prompts"]["classify_fact.v1"]["tokens_per_doc"]

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from prometheus_client import CollectorRegistry
 
@@ -40,6 +41,7 @@ from factstream.prompts.extract_facts import ExtractFactsContext
 from factstream.prompts.models import DocumentView, JsonSchema, Message
 from factstream.prompts.registry import PROMPTS
 from factstream.prompts.rewrite_fact import RewriteFactContext
+from factstream.prompts.structured import OBJECT_TYPES, mentions
 from factstream.services.llama import LlamaServer
 from factstream.services.process import (
     CacheLayout,
@@ -50,6 +52,7 @@ from factstream.services.process import (
     wait_until,
 )
 from factstream.tasks import (
+    NewFact,
     TaskRunner,
     answer_choice,
     answer_free,
@@ -58,6 +61,7 @@ from factstream.tasks import (
     extract_new_facts,
     rewrite_false_fact,
 )
+from factstream.temporal import check_interval
 
 DOC = DocumentView(
     text="Mike Lawler was sworn in as the United States representative for New York's 17th "
@@ -69,7 +73,7 @@ FACTS = [
     "Mike Lawler is a member of the Republican Party.",
     "The Queen will address the nation on Christmas Day.",
 ]
-LABELS = {"reinforce", "no_change", "make_false"}
+LABELS = {"reinforce", "no_change", "make_false", "outdated", "wrong"}
 
 
 @dataclass
@@ -123,16 +127,61 @@ async def test_per_fact_classification(stack: Stack, prompt: str) -> None:
     assert stack.tokens("classify_fact", "prompt") == result.usage.prompt_tokens > 0
 
 
-async def test_rewrite(stack: Stack) -> None:
-    result = await rewrite_false_fact(stack.runner, DOC, FACTS[0], FACTS[1:])
-    assert result.value is None or (isinstance(result.value, str) and result.value.strip())
+def _well_formed(fact: NewFact) -> None:
+    """What the checks guarantee of any fact a task returns, whatever the model said."""
+    assert fact.text.strip()
+    check_interval(fact.interval.start, fact.interval.end, DOC.timestamp)
+    if fact.structure is not None:
+        assert mentions(fact.text, fact.structure.subject)
+        assert mentions(fact.text, fact.structure.object)
+        assert fact.structure.object_type in OBJECT_TYPES
+
+
+@pytest.mark.parametrize("prompt", ["rewrite_fact.v1", "rewrite_fact.v2"])
+async def test_rewrite(stack: Stack, prompt: str) -> None:
+    result = await rewrite_false_fact(
+        stack.runner, DOC, FACTS[0], FACTS[1:], change="update", prompt=prompt
+    )
+    if result.value is not None:
+        _well_formed(result.value)
     assert stack.tokens("rewrite_fact", "completion") == result.usage.completion_tokens > 0
 
 
-async def test_extract(stack: Stack) -> None:
-    result = await extract_new_facts(stack.runner, DOC, max_facts=4)
-    assert len(result.value) <= 4 and all(f.strip() for f in result.value)
+@pytest.mark.parametrize("prompt", ["extract_facts.v1", "extract_facts.v2"])
+async def test_extract(stack: Stack, prompt: str) -> None:
+    result = await extract_new_facts(stack.runner, DOC, max_facts=2, prompt=prompt)
+    assert len(result.value) <= 2
+    for fact in result.value:
+        _well_formed(fact)
     assert stack.tokens("extract_facts", "prompt") == result.usage.prompt_tokens > 0
+
+
+@pytest.mark.parametrize(
+    ("prompt", "ctx"),
+    [
+        ("extract_facts.v2", ExtractFactsContext(document=DOC, max_facts=2)),
+        ("rewrite_fact.v2", RewriteFactContext(document=DOC, fact=FACTS[0], change="update")),
+        ("classify_facts.v3", ClassifyFactsContext(document=DOC, facts=tuple(FACTS))),
+        ("classify_fact.v3", ClassifyFactContext(document=DOC, fact=FACTS[0])),
+    ],
+)
+async def test_the_server_keeps_to_the_new_schemas(stack: Stack, prompt: str, ctx: Any) -> None:
+    """The raw answer is valid against the schema sent: the server enforced it."""
+    spec = PROMPTS[prompt]
+    constraint = spec.constraint(ctx)
+    assert isinstance(constraint, JsonSchema)
+    completion = await stack.lm.complete(
+        CompletionRequest(
+            messages=tuple(spec.messages(ctx)),
+            task=spec.name,
+            prompt=spec.id,
+            constraint=constraint,
+            max_tokens=spec.max_tokens(ctx),
+        )
+    )
+    assert completion.finish_reason == "stop", completion.text[-200:]
+    jsonschema.validate(json.loads(completion.text), dict(constraint.schema))
+    spec.parse_text(completion.text)
 
 
 async def test_answers(stack: Stack) -> None:

@@ -30,6 +30,7 @@ from factstream.streams.changelog import ChangelogPublisher
 from factstream.topics.definitions import TopicName
 from factstream.topics.records import (
     Answer,
+    ChangeKind,
     DeadLetter,
     DecidedBy,
     Document,
@@ -125,9 +126,11 @@ async def test_reinforce_invalidate_rewrite_and_add(stack_factory: StackFactory)
         assert edit.created_at > day30
     [rewrite] = [e for e in edits if e.op is EditOp.REWRITE]
     assert rewrite.replaces == old.fact_id and rewrite.previous_text == old.text
-    assert rewrite.fact_id == new.fact_id and rewrite.decided_by.prompt_version == "rewrite_fact.v1"
-    assert edits[0].decided_by.prompt_version == "classify_facts.v1"
-    assert edits[3].decided_by.prompt_version == "extract_facts.v1"
+    assert rewrite.fact_id == new.fact_id and rewrite.decided_by.prompt_version == "rewrite_fact.v2"
+    assert edits[0].decided_by.prompt_version == "classify_facts.v3"
+    assert edits[3].decided_by.prompt_version == "extract_facts.v2"
+    # Facts the rules make false were never true (wrong): corrections, made false.
+    assert {e.change for e in edits[1:3]} == {ChangeKind.CORRECTION}
 
     # The compacted facts topic carries the latest state of every fact.
     latest: dict[str, Fact] = {}
@@ -234,6 +237,41 @@ async def test_a_late_document_is_applied_at_its_own_event_time(
     assert [(h.ts.day, h.truth) for h in fact.history] == [(2, True), (6, False), (11, True)]
     assert fact.truth  # the later event still holds: a late edit never overrides it
     assert fact.truth_at(T0 + timedelta(days=7)) is False
+
+
+async def test_a_world_change_closes_the_old_fact_in_weaviate(stack_factory: StackFactory) -> None:
+    decisions = Decisions(extract={"doc-1": ["Parker is CEO of Acme."]})
+    stack = await stack_factory(decisions)
+    stack.start_worker()
+    await stack.publish([doc("desk", "doc-1", "Acme appointed Parker.", 1)])
+    await stack.wait_outcomes(1)
+    decisions.outdated = {"Parker is CEO": "Quinn is CEO of Acme."}
+    stack.decide(decisions)
+    await stack.publish([doc("desk", "doc-2", "Quinn succeeded Parker at Acme.", 30)])
+    await stack.wait_outcomes(2)
+    decisions.outdated = {"CEO": None}  # d3 would close any CEO fact it were shown
+    stack.decide(decisions)
+    await stack.publish([doc("desk", "doc-3", "Parker and Quinn met.", 40)])
+    await stack.wait_outcomes(3)
+
+    facts = await facts_of(stack, "desk")
+    old, new = facts["Parker is CEO of Acme."], facts["Quinn is CEO of Acme."]
+    day2, day31, day41 = (T0 + timedelta(days=d) for d in (1, 30, 40))
+    # The world changed: the old fact stays true of [day 2, day 31), the new one held since
+    # (until doc-3 closed it too).
+    assert old.truth and [h.truth for h in old.history] == [True]
+    assert (old.valid_from, old.valid_to, old.replaced_by) == (day2, day31, new.fact_id)
+    assert new.truth and (new.valid_from, new.valid_to) == (day31, day41)
+    [rewrite] = [e for e in await stack.changelog() if e.document_id == "doc-2"]
+    assert (rewrite.op, rewrite.change, rewrite.schema_version) == (
+        EditOp.REWRITE,
+        ChangeKind.UPDATE,
+        2,
+    )
+    # doc-3 was shown Quinn's fact only (the closed one no longer holds): it closed that.
+    [close] = [e for e in await stack.changelog() if e.document_id == "doc-3"]
+    assert (close.op, close.fact_id) == (EditOp.CLOSE, new.fact_id)
+    assert stack.lm_stats()["by_document"]["doc-3"]["classify_facts"] == 1
 
 
 async def test_over_the_blast_radius_nothing_is_applied(stack_factory: StackFactory) -> None:

@@ -6,57 +6,10 @@ from datetime import UTC, datetime
 
 import pytest
 from fixtures.decisions import Decisions
+from fixtures.editing import NS, SOURCE, Harness, doc
 
-from factstream.config import EditorSettings
-from factstream.embed.fake import HashingEmbedder
-from factstream.knowledge.materializer import Materializer
-from factstream.knowledge.pipeline import EditContext, edit_document, to_records
-from factstream.lm.base import CompletionRequest
-from factstream.lm.fake import ScriptedLM
-from factstream.store.memory import InMemoryFactStore
-from factstream.tasks.runner import TaskRunner
-from factstream.topics.records import Document, EditOp, FactEdit, InputRef
-
-NS = "desk"
-SOURCE = InputRef(topic="factstream.documents", partition=0, offset=0)
-NOW = datetime(2030, 1, 1, tzinfo=UTC)
-
-
-def scripted(decisions: Decisions) -> ScriptedLM:
-    def reply(request: CompletionRequest) -> str:
-        return decisions.answer(request.prompt, request.messages[-1].content)
-
-    return ScriptedLM([reply] * 200)
-
-
-def doc(text: str, day: int, doc_id: str) -> Document:
-    return Document(
-        id=doc_id,
-        namespace=NS,
-        kind="article",
-        text=text,  # type: ignore[arg-type]
-        timestamp=datetime(2023, 1, day, tzinfo=UTC),
-    )
-
-
-class Harness:
-    def __init__(self, decisions: Decisions, **editor: object) -> None:
-        self.store, self.embedder, self.lm = (
-            InMemoryFactStore(),
-            HashingEmbedder(),
-            scripted(decisions),
-        )
-        # The hashing embedder is no semantic model: no floor, retrieval by the hybrid rank.
-        settings = EditorSettings(min_similarity=-1.0, **editor)  # type: ignore[arg-type]
-        self.ctx = EditContext(self.store, self.embedder, TaskRunner(self.lm), settings)
-        self.materializer = Materializer(self.store, self.embedder)
-
-    async def feed(self, document: Document) -> list[FactEdit]:
-        plan = await edit_document(document, self.ctx)
-        edits = to_records(plan, SOURCE, now=NOW)
-        if edits:
-            await self.materializer.apply(edits)
-        return edits
+from factstream.knowledge.pipeline import edit_document, to_records
+from factstream.topics.records import ChangeKind, EditOp
 
 
 async def test_add_then_invalidate_rewrite_and_reinforce() -> None:
@@ -96,7 +49,9 @@ async def test_add_then_invalidate_rewrite_and_reinforce() -> None:
     assert new.replaces == old.fact_id and old.replaced_by == new.fact_id
     assert not old.truth and rewrite.previous_text == old.text
     assert not gone.truth and [h.truth for h in gone.history] == [True, False]
-    assert {e.decided_by.prompt_version for e in second} >= {"classify_facts.v1", "rewrite_fact.v1"}
+    assert {e.decided_by.prompt_version for e in second} >= {"classify_facts.v3", "rewrite_fact.v2"}
+    # "false" facts were never true (wrong): corrections, made false as before valid time.
+    assert rewrite.change is invalidate.change is ChangeKind.CORRECTION
     assert all(e.event_time == datetime(2023, 1, 20, tzinfo=UTC) for e in second)
     assert [e.batch.position for e in second] == [0, 1, 2, 3]
     assert len({e.batch.id for e in second}) == 1
@@ -128,7 +83,7 @@ async def test_per_fact_mode_makes_one_call_per_retrieved_fact() -> None:
     before = len(h.lm.requests)
     await h.feed(doc("y", 2, "d2"))
     prompts = [r.prompt for r in h.lm.requests[before:]]
-    assert prompts.count("classify_fact.v1") == 3 and "classify_facts.v1" not in prompts
+    assert prompts.count("classify_fact.v3") == 3 and "classify_facts.v3" not in prompts
 
 
 async def test_applying_a_batch_twice_changes_nothing() -> None:
@@ -143,7 +98,7 @@ async def test_applying_a_batch_twice_changes_nothing() -> None:
 async def test_an_empty_retrieval_makes_no_classify_call() -> None:
     h = Harness(Decisions())
     plan = await edit_document(doc("Nothing known yet.", 1, "d1"), h.ctx)
-    assert plan.retrieved == [] and [r.prompt for r in h.lm.requests] == ["extract_facts.v1"]
+    assert plan.retrieved == [] and [r.prompt for r in h.lm.requests] == ["extract_facts.v2"]
 
 
 @pytest.mark.parametrize("mode", ["batched", "per_fact"])

@@ -39,10 +39,14 @@ def test_registry_lists_every_task_version() -> None:
         "answer_free.v1",
         "classify_fact.v1",
         "classify_fact.v2",
+        "classify_fact.v3",
         "classify_facts.v1",
         "classify_facts.v2",
+        "classify_facts.v3",
         "extract_facts.v1",
+        "extract_facts.v2",
         "rewrite_fact.v1",
+        "rewrite_fact.v2",
     ]
     with pytest.raises(UnknownPrompt):
         get_prompt("classify_facts.v9")

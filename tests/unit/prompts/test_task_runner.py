@@ -23,15 +23,17 @@ from factstream.tasks import (
     extract_new_facts,
     rewrite_false_fact,
 )
+from factstream.temporal import ValidInterval
 
 DOC = DocumentView(text="Jane Roe became CEO of Acme.", timestamp=datetime(2024, 3, 4, tzinfo=UTC))
 FACTS = ["John Doe is CEO of Acme.", "Acme makes anvils."]
+V1 = "classify_facts.v1"  # these tests answer in v1's format
 GOOD = '{"labels": [{"fact": 0, "label": "make_false"}, {"fact": 1, "label": "no_change"}]}'
 
 
 async def test_batched_classification_is_one_call() -> None:
     lm = ScriptedLM([GOOD])
-    result = await classify_facts_batched(TaskRunner(lm), DOC, FACTS)
+    result = await classify_facts_batched(TaskRunner(lm), DOC, FACTS, prompt=V1)
     assert result.value == ["make_false", "no_change"]
     assert (result.prompt, result.calls, result.attempts) == ("classify_facts.v1", 1, 1)
     assert result.usage.completion_tokens > 0
@@ -49,7 +51,7 @@ async def test_invalid_output_is_retried_with_the_reason_then_accepted() -> None
             GOOD,
         ]
     )
-    result = await classify_facts_batched(TaskRunner(lm, metrics), DOC, FACTS)
+    result = await classify_facts_batched(TaskRunner(lm, metrics), DOC, FACTS, prompt=V1)
     assert result.value == ["make_false", "no_change"]
     assert result.attempts == 3
     # Usage of every attempt counts.
@@ -73,7 +75,7 @@ def _words(req: CompletionRequest) -> tuple[int, int]:
 async def test_invalid_output_every_time_raises_never_guesses() -> None:
     lm = ScriptedLM(['{"labels": []}'] * 3)
     with pytest.raises(LMOutputInvalid) as info:
-        await classify_facts_batched(TaskRunner(lm, attempts=3), DOC, FACTS)
+        await classify_facts_batched(TaskRunner(lm, attempts=3), DOC, FACTS, prompt=V1)
     assert info.value.attempts == 3 and info.value.prompt == "classify_facts.v1"
     assert len(lm.requests) == 3
 
@@ -84,7 +86,7 @@ async def test_per_fact_classification_is_one_call_per_fact() -> None:
         return f'{{"reasoning": "because", "answer": "{label}"}}'
 
     lm = ScriptedLM([judge, judge])
-    result = await classify_facts_per_fact(TaskRunner(lm), DOC, FACTS)
+    result = await classify_facts_per_fact(TaskRunner(lm), DOC, FACTS, prompt="classify_fact.v1")
     assert result.value == ["make_false", "no_change"]
     assert result.calls == 2 and len(lm.requests) == 2
     assert result.usage.prompt_tokens == sum(_words(r)[0] for r in lm.requests)
@@ -107,11 +109,14 @@ async def test_rewrite_extract_answer() -> None:
         ]
     )
     runner = TaskRunner(lm)
-    assert (
-        await rewrite_false_fact(runner, DOC, FACTS[0], FACTS[1:])
-    ).value == "Jane Roe is CEO of Acme."
-    assert (await rewrite_false_fact(runner, DOC, FACTS[1])).value is None
-    assert (await extract_new_facts(runner, DOC)).value == ["Jane Roe is CEO of Acme."]
+    rewritten = await rewrite_false_fact(runner, DOC, FACTS[0], FACTS[1:], prompt="rewrite_fact.v1")
+    assert rewritten.value is not None and rewritten.value.text == "Jane Roe is CEO of Acme."
+    none = await rewrite_false_fact(runner, DOC, FACTS[1], prompt="rewrite_fact.v1")
+    assert none.value is None
+    extracted = await extract_new_facts(runner, DOC, prompt="extract_facts.v1")
+    assert [f.text for f in extracted.value] == ["Jane Roe is CEO of Acme."]
+    # v1 facts get the interval their words name; these name none: from the event time.
+    assert extracted.value[0].interval == ValidInterval(DOC.timestamp, None)
     got = await answer_choice(
         runner, "Who is CEO of Acme?", ["Jane Roe", "John Doe"], [FactWithHistory(text=FACTS[0])]
     )
@@ -127,8 +132,8 @@ async def test_answer_outside_the_choices_is_rejected() -> None:
 async def test_cached_answers_cost_no_tokens_now(tmp_path: Path) -> None:
     lm = CachingLM(ScriptedLM([GOOD]), SQLiteLMCache(tmp_path / "c.sqlite"))
     runner = TaskRunner(lm)
-    first = await classify_facts_batched(runner, DOC, FACTS)
-    again = await classify_facts_batched(runner, DOC, FACTS)
+    first = await classify_facts_batched(runner, DOC, FACTS, prompt=V1)
+    again = await classify_facts_batched(runner, DOC, FACTS, prompt=V1)
     assert again.value == first.value
     assert again.usage == Usage() and again.cached_usage == first.usage
     await lm.aclose()
@@ -138,7 +143,7 @@ async def test_cache_can_be_switched_off_per_call(tmp_path: Path) -> None:
     inner = ScriptedLM([GOOD, GOOD])
     lm = CachingLM(inner, SQLiteLMCache(tmp_path / "c.sqlite"))
     runner = TaskRunner(lm)
-    await classify_facts_batched(runner, DOC, FACTS, use_cache=False)
-    await classify_facts_batched(runner, DOC, FACTS, use_cache=False)
+    await classify_facts_batched(runner, DOC, FACTS, prompt=V1, use_cache=False)
+    await classify_facts_batched(runner, DOC, FACTS, prompt=V1, use_cache=False)
     assert len(inner.requests) == 2
     await lm.aclose()

@@ -13,6 +13,7 @@ from factstream.temporal.facts import (
     MAX_VALID_AFTER_EVENT,
     check_interval,
     resolve_fact_interval,
+    resolve_time_expression,
     says_past,
 )
 from factstream.temporal.intervals import ValidInterval
@@ -114,3 +115,24 @@ def test_every_fact_interval_is_well_formed(event: datetime, phrase: str, verb: 
         # A past state closes an open end at the event time, unless it only starts after it.
         starts_before = interval.start is None or interval.start < event
         assert interval.end == (event if starts_before else None)
+
+
+@pytest.mark.parametrize(
+    ("expression", "fact", "expected"),
+    [
+        ("from 2001 to 2004", "Parker was CEO of Acme.", ValidInterval(_utc(2001), _utc(2005))),
+        ("since 2019", "Parker is CEO of Acme.", ValidInterval(_utc(2019), None)),
+        # A past state closes at the event time, as in resolve_fact_interval.
+        ("since 2019", "Parker was CEO of Acme.", ValidInterval(_utc(2019), EVENT)),
+        # The expression counts, not the first time the text names.
+        ("in 2020", "Parker, hired in 1999, became CEO in 2020.", ValidInterval(_utc(2020), None)),
+    ],
+)
+def test_a_time_expression_given_apart_from_the_fact(
+    expression: str, fact: str, expected: ValidInterval
+) -> None:
+    assert resolve_time_expression(expression, fact, EVENT) == expected
+
+
+def test_an_expression_the_parser_cannot_read_gives_none() -> None:
+    assert resolve_time_expression("when the war ended", "Parker was CEO.", EVENT) is None
