@@ -97,6 +97,10 @@ def _new_fact(edit: FactEdit, *, replaces: str | None = None) -> Fact:
         valid_from=_start(edit),
         valid_to=edit.valid_to,
         replaces=replaces,
+        subject=edit.subject,
+        relation=edit.relation,
+        object=edit.object,
+        object_type=edit.object_type,
     )
 
 

@@ -378,6 +378,19 @@ def to_records(plan: EditPlan, source: InputRef, now: datetime | None = None) ->
                 valid_from=p.valid_from,
                 valid_to=p.valid_to,
                 change=p.change,
+                **_structure_fields(p.structure),
             )
         )
     return records
+
+
+def _structure_fields(structure: FactStructure | None) -> dict[str, str]:
+    """The edit's structured fields: all four where extraction could tell, else none."""
+    if structure is None:
+        return {}
+    return {
+        "subject": structure.subject,
+        "relation": structure.relation,
+        "object": structure.object,
+        "object_type": structure.object_type,
+    }

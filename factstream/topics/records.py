@@ -226,7 +226,9 @@ class FactEdit(Record):
 
     Version 2 added ``valid_from``/``valid_to`` (when the added or rewritten fact holds in
     the world; a close's ``valid_to`` ends its fact's interval), ``change`` and the ``close``
-    op. Version 1 records still read, and cannot carry those.
+    op, and the structured ``subject``/``relation``/``object``/``object_type`` of an added or
+    rewritten fact (all four or none, where extraction could tell). Version 1 records still
+    read, and cannot carry those.
     """
 
     # Widened from the base's Literal[1]: a reader of version 2 reads version 1 too.
@@ -249,6 +251,10 @@ class FactEdit(Record):
     valid_from: AwareDatetime | None = None
     valid_to: AwareDatetime | None = None
     change: ChangeKind | None = None
+    subject: str | None = None
+    relation: str | None = None
+    object: str | None = None
+    object_type: str | None = None
 
     @model_validator(mode="after")
     def _op_shape(self) -> Self:
@@ -272,6 +278,19 @@ class FactEdit(Record):
         if self.op in (EditOp.REINFORCE, EditOp.INVALIDATE) and (self.valid_from or self.valid_to):
             raise ValueError(f"an edit of op {self.op.value} sets no valid time")
         _check_order(self.valid_from, self.valid_to)
+        return self
+
+    @model_validator(mode="after")
+    def _structure_shape(self) -> Self:
+        parts = (self.subject, self.relation, self.object, self.object_type)
+        if all(part is None for part in parts):
+            return self
+        if self.schema_version < 2:
+            raise ValueError("a structured fact needs schema version 2")
+        if any(not part for part in parts):
+            raise ValueError("subject, relation, object and object_type come together")
+        if self.op not in (EditOp.ADD, EditOp.REWRITE):
+            raise ValueError(f"an edit of op {self.op.value} carries no structure")
         return self
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from factstream.knowledge.apply import apply_edits
 from factstream.store.rules import valid_interval
@@ -157,3 +159,17 @@ def test_closes_commute_the_earliest_end_wins(start: int, ends: list[int], order
     assert first.valid_to == day(min(ends)) and first.closed_at == day(70)
     assert first.valid_from == (day(start) if start < min(ends) else None)
     assert first.truth and first.history == fact.history
+
+
+def test_an_edit_s_structure_reaches_its_fact_and_comes_whole_or_not_at_all() -> None:
+    triple = {"subject": "Ana", "relation": "lives in", "object": "Lisbon", "object_type": "place"}
+    fact, _ = add(1, text="Ana lives in Lisbon.", **triple)
+    assert (fact.subject, fact.relation, fact.object, fact.object_type) == tuple(triple.values())
+    plain, _ = add(1, text="Ana sings.")
+    assert (plain.subject, plain.relation, plain.object, plain.object_type) == (None,) * 4
+    with pytest.raises(ValidationError, match="come together"):
+        add(1, text="Ana lives in Lisbon.", subject="Ana", relation="lives in")
+    with pytest.raises(ValidationError, match="carries no structure"):
+        edit("d", 0, EditOp.REINFORCE, 1, **triple)
+    with pytest.raises(ValidationError, match="schema version 2"):
+        add(1, text="Ana lives in Lisbon.", schema_version=1, **triple)

@@ -45,6 +45,13 @@ async def test_a_dated_past_state_holds_in_its_interval_only() -> None:
     )
     assert await ceo_now(h, NOW) == []  # the document does not make him CEO now
     assert await ceo_now(h, datetime(2003, 6, 1, tzinfo=UTC)) == [PARKER_DATED["text"]]
+    stored = await fact(h, add.fact_id)
+    assert (stored.subject, stored.relation, stored.object, stored.object_type) == (
+        "Parker",
+        "was CEO of",
+        "Acme",
+        "organization",
+    )
 
 
 async def test_an_undated_fact_is_valid_from_the_event_time() -> None:
