@@ -83,5 +83,5 @@ def valid_option(
     if start is None and end is None:
         return None
     if start is not None and end is not None and start >= end:
-        raise typer.BadParameter(f"--valid-from {start} is not before --valid-to {end}")
+        raise typer.BadParameter("--valid-from must be before --valid-to")
     return ValidInterval(start, end)
