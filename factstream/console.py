@@ -1,19 +1,41 @@
-"""What the command line prints with: one rich console, errors, service rows, fact histories."""
+"""What the command line prints with: one rich console, errors, service rows, fact histories,
+and the times it reads (``--as-of``, ``--valid-at``, ``--valid-from``/``--valid-to``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
+import typer
 from rich.console import Console
 from rich.table import Table
+
+from factstream.temporal.intervals import ValidInterval, at
 
 if TYPE_CHECKING:
     from factstream.services.manager import ServiceStatus
     from factstream.topics.records import Fact
 
-__all__ = ["console", "history_line", "print_error", "print_status", "utc"]
+__all__ = [
+    "ValidFromOption",
+    "ValidToOption",
+    "console",
+    "history_line",
+    "print_error",
+    "print_status",
+    "utc",
+    "valid_option",
+]
+
+ValidFromOption = Annotated[
+    datetime | None,
+    typer.Option("--valid-from", help="Facts that held at some time from this one on."),
+]
+ValidToOption = Annotated[
+    datetime | None,
+    typer.Option("--valid-to", help="Facts that held at some time before this one."),
+]
 
 # Piped or captured, rich would wrap at 80 columns: tables stay whole in logs and tests.
 console = Console(width=160) if not Console().is_terminal else Console()
@@ -43,3 +65,23 @@ def history_line(fact: Fact) -> str:
 def utc(when: datetime | None) -> datetime | None:
     """A time given on the command line; one without a zone is read as UTC."""
     return when.replace(tzinfo=when.tzinfo or UTC) if when else None
+
+
+def valid_option(
+    valid_at: datetime | None, valid_from: datetime | None, valid_to: datetime | None
+) -> ValidInterval | None:
+    """The valid time of ``--valid-at`` or ``--valid-from``/``--valid-to`` (zoneless: UTC).
+
+    Raises:
+        typer.BadParameter: both kinds given, or ``--valid-from`` not before ``--valid-to``.
+    """
+    if valid_at is not None:
+        if valid_from is not None or valid_to is not None:
+            raise typer.BadParameter("give --valid-at or --valid-from/--valid-to, not both")
+        return at(valid_at.replace(tzinfo=valid_at.tzinfo or UTC))
+    start, end = utc(valid_from), utc(valid_to)
+    if start is None and end is None:
+        return None
+    if start is not None and end is not None and start >= end:
+        raise typer.BadParameter("--valid-from must be before --valid-to")
+    return ValidInterval(start, end)

@@ -10,7 +10,14 @@ import typer
 from rich.table import Table
 
 from factstream.config import load_settings
-from factstream.console import console, history_line, utc
+from factstream.console import (
+    ValidFromOption,
+    ValidToOption,
+    console,
+    history_line,
+    utc,
+    valid_option,
+)
 
 if TYPE_CHECKING:
     from factstream.knowledge.query import AskResult
@@ -41,13 +48,24 @@ def ask(
         list[str] | None, typer.Option("--choices", help="A possible answer; repeat.")
     ] = None,
     top_k: Annotated[int | None, typer.Option("--top-k", min=1, help="Facts to use.")] = None,
+    valid_at: Annotated[
+        datetime | None,
+        typer.Option(
+            "--valid-at",
+            help="Facts that held in the world at this time (RFC 3339); without it (or "
+            "--valid-from/--valid-to), a time the question names, else now.",
+        ),
+    ] = None,
+    valid_from: ValidFromOption = None,
+    valid_to: ValidToOption = None,
 ) -> None:
     """Answer a question from a namespace's facts (in-process, as POST /v1/ask does)."""
     from factstream.clients import open_clients
     from factstream.knowledge.query import AskRequest, QueryEngine
 
+    valid = valid_option(valid_at, valid_from, valid_to)
     settings = load_settings()
-    request = AskRequest(question, namespace, utc(as_of), top_k, choices)
+    request = AskRequest(question, namespace, utc(as_of), top_k, choices, valid)
 
     async def run() -> AskResult:
         async with open_clients(settings) as clients:
@@ -61,10 +79,19 @@ def ask(
             return await engine.ask(request)
 
     result = asyncio.run(run())
-    table = Table("score", "true", "fact", "history")
+    table = Table("score", "true", "fact", "valid", "history")
     for used in result.facts:
-        table.add_row(f"{used.score:.3f}", str(used.truth), used.fact.text, history_line(used.fact))
+        table.add_row(
+            f"{used.score:.3f}",
+            str(used.truth),
+            used.fact.text,
+            used.valid.describe(),
+            history_line(used.fact),
+        )
     console.print(table)
+    if result.valid_time is not None:
+        source = result.valid_time.source.value
+        console.print(f"valid time ({source}): {result.valid_time.describe()}", markup=False)
     timings = ", ".join(f"{stage} {seconds:.2f}s" for stage, seconds in result.timings.items())
     console.print(f"[bold]answer:[/] {result.answer}")
     console.print(f"reasoning: {result.reasoning}", markup=False)

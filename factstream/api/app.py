@@ -19,6 +19,7 @@ from factstream.config import Settings
 from factstream.errors import (
     FactstreamError,
     Forbidden,
+    IntervalInvalid,
     LMOutputInvalid,
     LMUnavailable,
     QueryError,
@@ -34,6 +35,7 @@ _STATUS: list[tuple[type[FactstreamError], int]] = [
     (Unauthenticated, status.HTTP_401_UNAUTHORIZED),
     (Forbidden, status.HTTP_403_FORBIDDEN),
     (QuestionInvalid, status.HTTP_422_UNPROCESSABLE_CONTENT),
+    (IntervalInvalid, status.HTTP_422_UNPROCESSABLE_CONTENT),
     (QueryError, status.HTTP_404_NOT_FOUND),
     (LMUnavailable, status.HTTP_503_SERVICE_UNAVAILABLE),
     (StoreUnavailable, status.HTTP_503_SERVICE_UNAVAILABLE),

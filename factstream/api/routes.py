@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response, status
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import AwareDatetime
@@ -22,10 +24,12 @@ from factstream.api.schemas import (
     Namespace,
     PublishResponse,
     ReadyResponse,
+    ValidTimeOut,
 )
 from factstream.api.state import ApiState, State
 from factstream.errors import FactNotFound, FactstreamError, Forbidden
-from factstream.knowledge.query import AskRequest, UsedFact
+from factstream.knowledge.query import AskRequest, Retrieval
+from factstream.temporal.intervals import ValidInterval, at
 
 __all__ = ["router"]
 
@@ -36,6 +40,24 @@ AsOf = Annotated[
     Query(description="Facts as they stood at this time (RFC 3339 with a zone)."),
 ]
 NamespaceQuery = Annotated[Namespace, Query(description="The knowledge base.")]
+ValidAt = Annotated[
+    AwareDatetime | None,
+    Query(
+        description="Only facts that held in the world at this instant (RFC 3339 with a "
+        "zone). Not with valid_from/valid_to."
+    ),
+]
+ValidFrom = Annotated[
+    AwareDatetime | None,
+    Query(
+        description="Only facts that held at some time from this instant on (with valid_to: "
+        "in [valid_from, valid_to))."
+    ),
+]
+ValidTo = Annotated[
+    AwareDatetime | None,
+    Query(description="Only facts that held at some time before this instant (exclusive)."),
+]
 # What a page's cursor is (store/rules.py order_key: the hex of a fact id's UTF-8 bytes);
 # anything else was never issued, so it is refused rather than read as a position.
 _CURSOR = r"^(?:[0-9a-f]{2}){1,1024}$"
@@ -45,18 +67,23 @@ _CURSOR = r"^(?:[0-9a-f]{2}){1,1024}$"
 async def ask(body: AskBody, key: ApiKey, state: State) -> Response:
     """Answer a question from the namespace's facts true now (or at ``as_of``).
 
-    With ``stream: true`` the reply is server-sent events: ``facts`` (the retrieved facts),
-    then ``answer`` (the whole AskResponse), or ``error``.
+    Bitemporal: ``as_of`` is what the knowledge base believed then; ``valid_at`` or
+    ``valid_between`` what held in the world then. Without either, a time the question
+    names ("in 2019", "last year", read against ``as_of`` or now) is the valid time, else
+    what still holds at ``as_of`` (or now); ``valid_time`` in the reply says which.
+
+    With ``stream: true`` the reply is server-sent events: ``facts`` (the retrieved facts
+    and the valid time), then ``answer`` (the whole AskResponse), or ``error``.
     """
     state.keys.check(key, "read", body.namespace)
-    request = AskRequest(body.question, body.namespace, body.as_of, body.top_k, body.choices)
+    request = body.to_request()
     timings: dict[str, float] = {}
-    facts = await state.engine.retrieve(request, timings)
+    retrieval = await state.engine.retrieve_timed(request, timings)
     if body.stream:
         return StreamingResponse(
-            _events(state, request, facts, timings), media_type="text/event-stream"
+            _events(state, request, retrieval, timings), media_type="text/event-stream"
         )
-    result = await state.engine.answer(request, facts, timings)
+    result = await state.engine.answer(request, retrieval.facts, timings, retrieval.valid_time)
     timings["total"] = sum(timings.values())
     state.metrics.observe_ask(timings)
     reply = AskResponse.of(result, body.namespace, body.as_of)
@@ -68,12 +95,13 @@ def _event(name: str, data: str) -> str:
 
 
 async def _events(
-    state: ApiState, request: AskRequest, facts: list[UsedFact], timings: dict[str, float]
+    state: ApiState, request: AskRequest, retrieval: Retrieval, timings: dict[str, float]
 ) -> AsyncIterator[str]:
-    shown = [FactOut.used(f).model_dump(mode="json") for f in facts]
-    yield _event("facts", json.dumps({"facts": shown}))
+    shown = [FactOut.used(f).model_dump(mode="json") for f in retrieval.facts]
+    valid = ValidTimeOut.of(retrieval.valid_time).model_dump(mode="json")
+    yield _event("facts", json.dumps({"facts": shown, "valid_time": valid}))
     try:
-        result = await state.engine.answer(request, facts, timings)
+        result = await state.engine.answer(request, retrieval.facts, timings, retrieval.valid_time)
     except FactstreamError as exc:
         yield _event("error", json.dumps({"detail": str(exc)}))
         return
@@ -92,24 +120,60 @@ async def list_facts(
     namespace: NamespaceQuery,
     q: Annotated[str | None, Query(description="Search for facts related to this text.")] = None,
     as_of: AsOf = None,
+    valid_at: ValidAt = None,
+    valid_from: ValidFrom = None,
+    valid_to: ValidTo = None,
     include_false: Annotated[bool, Query(description="Include facts false at as_of.")] = False,
     limit: Annotated[int, Query(ge=1, description="Facts per page (at most the max).")] = 50,
     cursor: Annotated[
         str | None, Query(description="From the previous page.", pattern=_CURSOR)
     ] = None,
 ) -> FactsPage:
-    """Search (``q``) or list a namespace's facts, as of a time, page by page."""
+    """Search (``q``) or list a namespace's facts, as of a time, page by page.
+
+    Bitemporal like ``POST /v1/ask``: ``as_of`` is what was believed then; ``valid_at``, or
+    ``valid_from``/``valid_to`` (either end may be left open), keep the facts that held in
+    the world then. Only these parameters set a valid time: ``q`` is search text, never
+    read for a time ("2019" is a word to match), and without them nothing is filtered by
+    valid time (a fact whose interval a world change closed is still listed while true).
+    """
     state.keys.check(key, "read", namespace)
+    valid = _valid_filter(valid_at, valid_from, valid_to)
     limit = min(limit, state.api.max_page)
     await state.engine.require_namespace(namespace)
     if q:
-        request = AskRequest(q, namespace, as_of, min(limit, state.api.max_top_k))
-        used = await state.engine.retrieve(request)
+        request = AskRequest(q, namespace, as_of, min(limit, state.api.max_top_k), valid=valid)
+        used = await state.engine.retrieve(request, question_time=False)
         return FactsPage(facts=[FactOut.used(f) for f in used], cursor=None)
     page = await state.clients.store.list_facts(
-        namespace, as_of=as_of, include_false=include_false, limit=limit, cursor=cursor
+        namespace,
+        as_of=as_of,
+        include_false=include_false,
+        limit=limit,
+        cursor=cursor,
+        valid=valid,
     )
     return FactsPage(facts=[FactOut.of(f, as_of) for f in page.facts], cursor=page.cursor)
+
+
+def _valid_filter(
+    valid_at: datetime | None, valid_from: datetime | None, valid_to: datetime | None
+) -> ValidInterval | None:
+    # Refused as FastAPI refuses a query parameter: 422, where and what.
+    def refuse(name: str, message: str) -> RequestValidationError:
+        return RequestValidationError(
+            [{"type": "value_error", "loc": ("query", name), "msg": message}]
+        )
+
+    if valid_at is not None:
+        if valid_from is not None or valid_to is not None:
+            raise refuse("valid_at", "give valid_at or valid_from/valid_to, not both")
+        return at(valid_at)
+    if valid_from is None and valid_to is None:
+        return None
+    if valid_from is not None and valid_to is not None and valid_from >= valid_to:
+        raise refuse("valid_to", f"valid_from {valid_from} is not before valid_to {valid_to}")
+    return ValidInterval(valid_from, valid_to)
 
 
 @router.get("/v1/facts/{fact_id}", response_model=FactOut, tags=["facts"])

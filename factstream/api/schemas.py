@@ -3,12 +3,28 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Self
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
 
-from factstream.knowledge.query import AskResult, UsedFact, fact_as_of
-from factstream.topics.records import NAMESPACE_PATTERN, Document, Fact, HistoryEntry
+from factstream.knowledge.query import AskRequest, AskResult, UsedFact, fact_as_of
+from factstream.knowledge.valid_time import ValidTime, ValidTimeSource
+from factstream.store.rules import valid_interval
+from factstream.temporal.intervals import ValidInterval, at
+from factstream.topics.records import (
+    NAMESPACE_PATTERN,
+    Document,
+    Fact,
+    HistoryEntry,
+    ValidWindow,
+)
 
 __all__ = [
     "AskBody",
@@ -19,6 +35,8 @@ __all__ = [
     "Namespace",
     "PublishResponse",
     "ReadyResponse",
+    "ValidBetween",
+    "ValidTimeOut",
 ]
 
 Namespace = Annotated[str, StringConstraints(pattern=NAMESPACE_PATTERN)]
@@ -29,8 +47,25 @@ class _Body(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class ValidBetween(ValidWindow):
+    """A valid-time interval ``[start, end)``: facts that held at some instant of it."""
+
+    start: AwareDatetime | None = Field(
+        None, description="First instant (RFC 3339 with a zone); none: open, no start."
+    )
+    end: AwareDatetime | None = Field(
+        None, description="End, exclusive, after start (RFC 3339 with a zone); none: open."
+    )
+
+
 class AskBody(_Body):
-    """A question about one namespace; ``choices`` makes it multiple choice."""
+    """A question about one namespace; ``choices`` makes it multiple choice.
+
+    Reads are bitemporal: ``as_of`` is what the knowledge base believed then (time of
+    belief), ``valid_at``/``valid_between`` what held in the world then (valid time). With
+    neither valid time, a time the question names ("in 2019", "last year", read against
+    ``as_of`` or now) is used, else what still holds at ``as_of`` (or now).
+    """
 
     question: str = Field(min_length=1, description="The question (length limited by settings).")
     namespace: Namespace
@@ -41,13 +76,73 @@ class AskBody(_Body):
     choices: list[str] | None = Field(
         None, description="Possible answers; the answer is one of them, verbatim."
     )
+    valid_at: AwareDatetime | None = Field(
+        None,
+        description="Only facts that held in the world at this instant (RFC 3339 with a "
+        "zone); overrides a time the question names. Not with valid_between.",
+    )
+    valid_between: ValidBetween | None = Field(
+        None,
+        description="Only facts that held at some instant of [start, end); overrides a time "
+        "the question names. Not with valid_at.",
+    )
     stream: bool = Field(
         False, description="Reply with server-sent events: facts, then answer, then done."
     )
 
+    @model_validator(mode="after")
+    def _one_valid_time(self) -> Self:
+        if self.valid_at is not None and self.valid_between is not None:
+            raise ValueError("give valid_at or valid_between, not both")
+        return self
+
+    def valid(self) -> ValidInterval | None:
+        """The valid time asked for, if any."""
+        if self.valid_at is not None:
+            return at(self.valid_at)
+        if self.valid_between is not None:
+            return ValidInterval(self.valid_between.start, self.valid_between.end)
+        return None
+
+    def to_request(self) -> AskRequest:
+        """The query engine's request."""
+        return AskRequest(
+            self.question, self.namespace, self.as_of, self.top_k, self.choices, self.valid()
+        )
+
+
+class ValidTimeOut(_Body):
+    """The valid time the facts were retrieved with: the interval, where it came from, why."""
+
+    start: datetime | None = Field(description="First instant; null: open.")
+    end: datetime | None = Field(description="End, exclusive; null: open.")
+    source: ValidTimeSource = Field(
+        description="request: valid_at/valid_between; question: a time the question names; "
+        "current: what still holds at as_of (or now); none: no valid-time filter."
+    )
+    expression: str | None = Field(
+        None, description="The question's words the interval was read from (source question)."
+    )
+    description: str = Field(description='In words, e.g. "in 2019" = 2019-01-01 to 2020-01-01.')
+
+    @classmethod
+    def of(cls, valid: ValidTime) -> ValidTimeOut:
+        interval = valid.interval
+        return cls(
+            start=interval.start if interval is not None else None,
+            end=interval.end if interval is not None else None,
+            source=valid.source,
+            expression=valid.expression,
+            description=valid.describe(),
+        )
+
 
 class FactOut(_Body):
-    """A fact as of the time asked about: truth then and history up to then."""
+    """A fact as of the time asked about: truth then, history up to then, and when it held.
+
+    ``[valid_from, valid_to)`` is its valid interval as known then: an end set by a world
+    change after ``as_of`` reads open; a fact with no valid time reads valid from first_seen.
+    """
 
     fact_id: str
     namespace: str
@@ -55,6 +150,13 @@ class FactOut(_Body):
     truth: bool
     history: list[HistoryEntry]
     score: float | None = Field(None, description="Cosine similarity to the query, if searched.")
+    valid_from: datetime | None = Field(
+        None, description="When it began to hold in the world; null: open (no known start)."
+    )
+    valid_to: datetime | None = Field(
+        None,
+        description="When it stopped holding, exclusive; null: still holds (as known at as_of).",
+    )
     replaces: str | None = None
     replaced_by: str | None = None
     first_seen: datetime
@@ -63,15 +165,20 @@ class FactOut(_Body):
     @classmethod
     def of(cls, fact: Fact, as_of: datetime | None, score: float | None = None) -> FactOut:
         truth, history = fact_as_of(fact, as_of)
-        return cls._build(fact, truth, history, score)
+        return cls._build(fact, truth, history, valid_interval(fact, as_of), score)
 
     @classmethod
     def used(cls, used: UsedFact) -> FactOut:
-        return cls._build(used.fact, used.truth, used.history, used.score)
+        return cls._build(used.fact, used.truth, used.history, used.valid, used.score)
 
     @classmethod
     def _build(
-        cls, fact: Fact, truth: bool, history: list[HistoryEntry], score: float | None
+        cls,
+        fact: Fact,
+        truth: bool,
+        history: list[HistoryEntry],
+        valid: ValidInterval,
+        score: float | None,
     ) -> FactOut:
         return cls(
             fact_id=fact.fact_id,
@@ -80,6 +187,8 @@ class FactOut(_Body):
             truth=truth,
             history=history,
             score=score,
+            valid_from=valid.start,
+            valid_to=valid.end,
             replaces=fact.replaces,
             replaced_by=fact.replaced_by,
             first_seen=fact.first_seen,
@@ -97,10 +206,15 @@ class AskResponse(_Body):
     prompt: str
     namespace: str
     as_of: datetime | None
+    valid_time: ValidTimeOut | None = Field(
+        None,
+        description="The valid time the facts held in: from the request, the question, or now.",
+    )
     timings: dict[str, float]
 
     @classmethod
     def of(cls, result: AskResult, namespace: str, as_of: datetime | None) -> AskResponse:
+        valid = result.valid_time
         return cls(
             answer=result.answer,
             reasoning=result.reasoning,
@@ -109,6 +223,7 @@ class AskResponse(_Body):
             prompt=result.prompt,
             namespace=namespace,
             as_of=as_of,
+            valid_time=ValidTimeOut.of(valid) if valid is not None else None,
             timings=result.timings,
         )
 

@@ -110,6 +110,42 @@ def eval_update_retrieval(
         json_out.write_text(json.dumps([dataclasses.asdict(r) for r in reports], indent=2))
 
 
+@eval_app.command("temporal")
+def eval_temporal(
+    data: Data,
+    out: Annotated[Path, typer.Option(help="Where temporal.json goes.")] = Path("eval-results"),
+) -> None:
+    """Valid-time retrieval (no LM): is the fact that held on the day asked about ranked first?"""
+    from rich.progress import Progress
+
+    from factstream.eval.temporal import run_temporal_eval
+    from factstream.eval.temporal_questions import Position
+
+    settings = load_settings()
+    with Progress(console=console) as bar:
+        task = bar.add_task("asking", total=None)
+        report = asyncio.run(run_temporal_eval(settings, data, out, lambda: bar.advance(task)))
+    positions = [p.value for p in Position]
+    table = Table("mode", "ranked first", f"in top {report.retrieval.top_k}", *positions)
+    for score in report.scores:
+        table.add_row(
+            score.mode.name,
+            f"{score.accuracy:.1%}",
+            f"{score.recall_at_k:.1%}",
+            *(f"{score.by_position[p]['accuracy']:.1%}" for p in positions),
+        )
+    unusable = ", ".join(f"{n} {why}" for why, n in sorted(report.unusable.items())) or "none"
+    asked = ", ".join(f"{report.questions[p]} {p}" for p in positions)
+    console.print(
+        f"{report.facts} of {report.triples} triples loaded as facts (left out: {unusable}); "
+        f"{report.questions['all']} questions ({asked} their interval); "
+        f"top_k {report.retrieval.top_k}, floor {report.retrieval.min_similarity}, "
+        f"alpha {report.retrieval.alpha}, {report.embed_model}"
+    )
+    console.print(table)
+    console.print(f"report: {out / 'temporal.json'}", markup=False)
+
+
 @eval_app.command("clark")
 def eval_clark(
     data: Data,

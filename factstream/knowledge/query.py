@@ -23,6 +23,7 @@ from factstream.knowledge.valid_time import DEFAULT_STRIP_TIME, ValidTime, quest
 from factstream.prompts.answer import FactWithHistory
 from factstream.prompts.answer import HistoryEntry as PromptHistory
 from factstream.store.base import FactStore, SearchHit
+from factstream.store.rules import valid_interval
 from factstream.tasks.answering import answer_choice, answer_free
 from factstream.tasks.runner import TaskRunner
 from factstream.temporal.intervals import ValidInterval, at
@@ -73,12 +74,17 @@ class AskRequest:
 
 @dataclass(frozen=True)
 class UsedFact:
-    """A fact as given to the LM: its state at ``as_of`` and its cosine similarity."""
+    """A fact as given to the LM: its state at ``as_of`` and its cosine similarity.
+
+    ``valid`` is when it held in the world as known at ``as_of`` (``store.rules.valid_interval``:
+    an end set by a world change after ``as_of`` reads open).
+    """
 
     fact: Fact
     truth: bool
     history: list[HistoryEntry]
     score: float
+    valid: ValidInterval
 
     def to_record(self) -> AnswerFact:
         return AnswerFact(
@@ -87,8 +93,8 @@ class UsedFact:
             truth=self.truth,
             history=self.history,
             score=self.score,
-            valid_from=self.fact.valid_from,
-            valid_to=self.fact.valid_to,
+            valid_from=self.valid.start,
+            valid_to=self.valid.end,
         )
 
 
@@ -209,7 +215,7 @@ async def search_facts(
 
 def _used(hit: SearchHit, as_of: datetime | None) -> UsedFact:
     truth, history = fact_as_of(hit.fact, as_of)
-    return UsedFact(hit.fact, truth, history, hit.similarity)
+    return UsedFact(hit.fact, truth, history, hit.similarity, valid_interval(hit.fact, as_of))
 
 
 class QueryEngine:
@@ -263,15 +269,28 @@ class QueryEngine:
             raise NamespaceNotFound(namespace)
 
     async def retrieve(
-        self, request: AskRequest, timings: dict[str, float] | None = None
+        self,
+        request: AskRequest,
+        timings: dict[str, float] | None = None,
+        *,
+        question_time: bool = True,
     ) -> list[UsedFact]:
         """The facts true at ``as_of`` most related to the question, best first."""
-        return (await self.retrieve_timed(request, timings)).facts
+        return (await self.retrieve_timed(request, timings, question_time=question_time)).facts
 
     async def retrieve_timed(
-        self, request: AskRequest, timings: dict[str, float] | None = None
+        self,
+        request: AskRequest,
+        timings: dict[str, float] | None = None,
+        *,
+        question_time: bool = True,
     ) -> Retrieval:
-        """``retrieve``, and the valid time the facts held in (``search_facts``)."""
+        """``retrieve``, and the valid time the facts held in (``search_facts``).
+
+        ``question_time=False`` reads the valid time from the request only: the text is not
+        searched for a time expression, and without ``request.valid`` nothing is filtered by
+        valid time (a search, as ``GET /v1/facts?q=`` is, rather than a question).
+        """
         top_k = self.validate(request)
         # The namespace check is a store round trip: made while the question is embedded.
         _, retrieval = await asyncio.gather(
@@ -284,6 +303,7 @@ class QueryEngine:
                 min_similarity=self._settings.min_similarity,
                 alpha=self._alpha,
                 strip_time=self._strip_time,
+                valid_time=question_time or request.valid is not None,
                 timings=timings,
             ),
         )

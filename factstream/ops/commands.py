@@ -11,7 +11,15 @@ import typer
 from rich.table import Table
 
 from factstream.config import load_settings
-from factstream.console import console, history_line, print_status, utc
+from factstream.console import (
+    ValidFromOption,
+    ValidToOption,
+    console,
+    history_line,
+    print_status,
+    utc,
+    valid_option,
+)
 
 if TYPE_CHECKING:
     from factstream.ops.rebuild import RebuildReport
@@ -111,13 +119,24 @@ def facts(
     as_of: Annotated[
         datetime | None, typer.Option("--as-of", help="Facts true at this time (RFC 3339).")
     ] = None,
+    valid_at: Annotated[
+        datetime | None,
+        typer.Option(
+            "--valid-at",
+            help="Facts that held in the world at this time (RFC 3339); without it (or "
+            "--valid-from/--valid-to) no valid-time filter (--search is not read for a time).",
+        ),
+    ] = None,
+    valid_from: ValidFromOption = None,
+    valid_to: ValidToOption = None,
     all_facts: Annotated[bool, typer.Option("--all", help="Include false facts.")] = False,
     limit: Annotated[int, typer.Option(min=1, max=1000)] = 50,
 ) -> None:
-    """List or search a namespace's facts with their histories."""
+    """List or search a namespace's facts with their histories and valid intervals."""
     from factstream.clients import open_clients
     from factstream.ops.inspect import fact_table
 
+    valid = valid_option(valid_at, valid_from, valid_to)
     settings = load_settings()
 
     async def run() -> Table:
@@ -130,6 +149,7 @@ def facts(
                 all_facts,
                 limit,
                 alpha=settings.editor.alpha,
+                valid=valid,
             )
 
     console.print(asyncio.run(run()))

@@ -1,4 +1,5 @@
-"""Read a namespace's facts for people: list or search, as of a time, with histories."""
+"""Read a namespace's facts for people: list or search, as of a time and at a valid time,
+with histories and valid intervals."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from rich.table import Table
 
 from factstream.clients import Clients
 from factstream.console import history_line
+from factstream.store.rules import valid_interval
+from factstream.temporal.intervals import ValidInterval
 
 __all__ = ["fact_table"]
 
@@ -21,9 +24,10 @@ async def fact_table(
     limit: int,
     *,
     alpha: float,
+    valid: ValidInterval | None = None,
 ) -> Table:
     """A table of the namespace's facts (searched, with hybrid weight ``alpha``, if ``search``
-    is given)."""
+    is given), those that held at some instant of ``valid`` if given."""
     scores: dict[str, float] = {}
     if search:
         vector = await clients.embedder.embed(search)
@@ -35,17 +39,26 @@ async def fact_table(
             top_k=min(limit, 100),
             min_similarity=-1.0,
             alpha=alpha,
+            valid=valid,
         )
         found = [h.fact for h in hits]
         scores = {h.fact.fact_id: h.similarity for h in hits}
     else:
         page = await clients.store.list_facts(
-            namespace, as_of=as_of, include_false=include_false, limit=limit
+            namespace, as_of=as_of, include_false=include_false, limit=limit, valid=valid
         )
         found = page.facts
-    table = Table("fact", "true", "text", "similarity" if search else "replaces", "history")
+    extra_column = "similarity" if search else "replaces"
+    table = Table("fact", "true", "text", extra_column, "valid", "history")
     for fact in found:
         extra = f"{scores[fact.fact_id]:.3f}" if search else (fact.replaces or "")[:8]
         truth = fact.truth if as_of is None else fact.truth_at(as_of)
-        table.add_row(fact.fact_id[:8], str(truth), fact.text, extra, history_line(fact))
+        table.add_row(
+            fact.fact_id[:8],
+            str(truth),
+            fact.text,
+            extra,
+            valid_interval(fact, as_of).describe(),
+            history_line(fact),
+        )
     return table

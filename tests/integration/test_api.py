@@ -21,6 +21,7 @@ import httpx
 import pytest
 import uvicorn
 from aiokafka import AIOKafkaProducer
+from fixtures import bitemporal
 from fixtures.decisions import Decisions
 from fixtures.stack import Stack, StackFactory
 
@@ -46,6 +47,7 @@ HOME = "Mike Lawler lives in Pearl River."
 CONGRESS = "Mike Lawler is a United States representative."
 OSLO = "The secret base of Mike Lawler is in Oslo."
 CHOICES = ["State Assembly", "United States representative"]
+WORLD = "world"  # fixtures/bitemporal.py: the Assembly until 2023-01-03, learned 2023-09-01
 KEYS = {
     "desk-key": {"read": ["desk"], "publish": ["desk"]},
     "other-key": {"read": ["other"], "publish": ["other"]},
@@ -102,6 +104,8 @@ async def _write_facts(clients: Clients) -> dict[str, str]:
         ]
     )
     await materializer.apply([_edit("other", "o1", 0, 1, EditOp.ADD, OSLO, day(0))])
+    for batch in bitemporal.lawler_edits(WORLD):
+        await materializer.apply(batch)
     return {
         ASSEMBLY: assembly,
         HOME: fact_id_for("desk", "d1", 1),
@@ -211,6 +215,53 @@ async def test_answers_use_only_facts_true_at_as_of_with_histories(api: Api) -> 
         searched = await http.get("/v1/facts", params={"namespace": "desk", "q": "Congress"})
         assert texts(searched.json()) == {CONGRESS, HOME}
         assert all(f["score"] is not None for f in searched.json()["facts"])
+
+
+async def test_bitemporal_reads_on_weaviate(api: Api) -> None:
+    """as_of (what was believed) and valid_at / valid_between (what held), alone or together."""
+    ask = {"question": "What is Mike Lawler's position?", "namespace": WORLD}
+    assembly, congress, home = bitemporal.ASSEMBLY, bitemporal.CONGRESS, bitemporal.HOME
+    async with api.client("admin-key") as http:
+
+        async def asked(**extra: Any) -> dict[str, Any]:
+            response = await http.post("/v1/ask", json={**ask, **extra})
+            assert response.status_code == 200, response.text
+            reply: dict[str, Any] = response.json()
+            return reply
+
+        now = await asked()
+        assert texts(now) == {congress, home} and now["valid_time"]["source"] == "current"
+        then = await asked(valid_at="2023-03-01T00:00:00Z")
+        assert texts(then) == {congress, home} and then["valid_time"]["source"] == "request"
+        believed = await asked(valid_at="2023-03-01T00:00:00Z", as_of="2023-06-01T00:00:00Z")
+        assert texts(believed) == {assembly, home}
+        seat = next(f for f in believed["facts"] if f["text"] == assembly)
+        assert (seat["valid_from"], seat["valid_to"]) == ("2021-01-01T00:00:00Z", None)
+        named = await asked(question="What was Mike Lawler's position in 2022?")
+        assert texts(named) == {assembly, home}
+        assert named["valid_time"]["expression"] == "in 2022"
+        seat = next(f for f in named["facts"] if f["text"] == assembly)
+        assert seat["valid_to"] == "2023-01-03T00:00:00Z"  # known now
+        window = {"start": "2022-12-01T00:00:00Z", "end": "2023-02-01T00:00:00Z"}
+        assert texts(await asked(valid_between=window)) == {assembly, congress, home}
+        both = await http.post(
+            "/v1/ask", json={**ask, "valid_at": window["start"], "valid_between": window}
+        )
+        assert both.status_code == 422 and "not both" in both.text
+
+        async def listed(**params: Any) -> set[str]:
+            response = await http.get("/v1/facts", params={"namespace": WORLD, **params})
+            assert response.status_code == 200, response.text
+            return texts(response.json())
+
+        assert await listed() == {assembly, congress, home}
+        assert await listed(valid_at="2022-06-01T00:00:00Z") == {assembly, home}
+        assert await listed(valid_from="2023-02-01T00:00:00Z") == {congress, home}
+        old = {"valid_at": "2023-03-01T00:00:00Z", "as_of": "2023-06-01T00:00:00Z"}
+        assert await listed(**old) == {assembly, home}
+        assert await listed(q="position in 2022") == {assembly, congress, home}
+        searched = await listed(q="position", valid_at="2022-06-01T00:00:00Z")
+        assert searched == {assembly, home}
 
 
 async def test_streamed_answer_health_readiness_metrics_and_docs(api: Api) -> None:
@@ -405,6 +456,7 @@ async def test_real_lm_answers_one_of_the_choices(
 async def test_factstream_ask_command(api: Api) -> None:
     args = ["ask", "Which office does Mike Lawler hold?", "-n", "desk", "--as-of"]
     args += [day(10).isoformat(), "--choices", CHOICES[0], "--choices", CHOICES[1]]
+    args += ["--valid-at", day(5).isoformat()]
     done = await asyncio.to_thread(
         subprocess.run,
         [sys.executable, "-m", "factstream", *args],
@@ -416,3 +468,4 @@ async def test_factstream_ask_command(api: Api) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "answer: State Assembly" in done.stdout and ASSEMBLY in done.stdout
     assert CONGRESS not in done.stdout
+    assert "valid time (request): at 2023-01-06" in done.stdout

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from fixtures.bitemporal import edit
 
 from factstream.config import ApiSettings
 from factstream.embed.fake import HashingEmbedder
@@ -18,10 +19,8 @@ from factstream.tasks.runner import TaskRunner
 from factstream.temporal.intervals import ValidInterval, at, day, since, year
 from factstream.topics.records import (
     EditOp,
-    FactEdit,
     Question,
     ValidWindow,
-    edit_id_for,
     fact_id_for,
 )
 
@@ -29,28 +28,6 @@ NOW = datetime(2025, 6, 1, tzinfo=UTC)
 T0 = datetime(2023, 9, 1, tzinfo=UTC)
 OLD = "Mike Lawler is a member of the New York State Assembly."
 NEW = "Mike Lawler is a United States representative."
-
-
-def edit(
-    doc: str, pos: int, size: int, op: EditOp, text: str, when: datetime, **kw: Any
-) -> FactEdit:
-    if op is EditOp.REWRITE:
-        kw.setdefault("previous_text", OLD)
-    return FactEdit(
-        edit_id=edit_id_for("desk", doc, pos),
-        namespace="desk",
-        fact_id=kw.pop("fact", None) or fact_id_for("desk", doc, pos),
-        op=op,
-        text=text,
-        truth=True,
-        event_time=when,
-        document_id=doc,
-        batch={"id": doc, "size": size, "position": pos},  # type: ignore[arg-type]
-        input={"topic": "t", "partition": 0, "offset": 0},  # type: ignore[arg-type]
-        decided_by={"model": "m", "prompt_version": "p.v1"},  # type: ignore[arg-type]
-        created_at=when,
-        **kw,
-    )
 
 
 @pytest.fixture
