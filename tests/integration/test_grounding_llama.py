@@ -15,6 +15,7 @@ from prometheus_client import CollectorRegistry
 from factstream.config import EditorSettings, Settings
 from factstream.demo import DEFAULT_DEMO_DATA
 from factstream.embed.fake import HashingEmbedder
+from factstream.errors import LMOutputInvalid
 from factstream.knowledge.grounding import REASONS, check_grounded
 from factstream.knowledge.materializer import Materializer
 from factstream.knowledge.pipeline import EditContext, edit_document, to_records
@@ -39,9 +40,14 @@ async def test_kept_facts_are_grounded_in_their_documents(lm_settings: Settings)
     ctx = EditContext(store, embedder, build_task_runner(settings, lm, metrics), editor)
     materializer = Materializer(store, embedder)
     kept: Counter[str] = Counter()
+    invalid = 0
     try:
         for offset, document in enumerate(documents):
-            plan = await edit_document(document, ctx)
+            try:
+                plan = await edit_document(document, ctx)
+            except LMOutputInvalid:
+                invalid += 1  # the worker dead-letters it; the 135M model breaks JSON at times
+                continue
             source = InputRef(topic="demo", partition=0, offset=offset)
             edits = to_records(plan, source)
             for edit in edits:
@@ -76,6 +82,7 @@ async def test_kept_facts_are_grounded_in_their_documents(lm_settings: Settings)
     by_reason = {f"{t}/{r}": int(n) for (t, r), n in refused.items() if n}
     print(
         f"\ngrounding on {len(documents)} demo documents: kept {sum(kept.values())} of "
-        f"{int(total)} facts ({share:.0%}) {dict(kept)}; refused {by_reason}"
+        f"{int(total)} facts ({share:.0%}) {dict(kept)}; refused {by_reason}; "
+        f"{invalid} documents without valid LM output"
     )
     assert total > 0, "the model stated no fact at all"
