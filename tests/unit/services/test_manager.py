@@ -19,6 +19,7 @@ from factstream.services.manager import (
     stop_services,
 )
 from factstream.services.process import CacheLayout, free_port, port_is_free, run_step
+from factstream.services.progress import Progress
 
 
 class EchoService(LocalService):
@@ -43,7 +44,7 @@ class EchoService(LocalService):
     def endpoint(self) -> str:
         return f"{self._host}:{self.port}"
 
-    def provision(self) -> None:
+    def provision(self, progress: Progress | None = None) -> None:
         self.provisioned += 1
 
     def launch(self) -> LaunchSpec:
@@ -56,7 +57,7 @@ class EchoService(LocalService):
 
 
 class BrokenBuild(EchoService):
-    def provision(self) -> None:
+    def provision(self, progress: Progress | None = None) -> None:
         run_step(
             self.name, "compile", [sys.executable, "-c", "raise SystemExit(2)"], self.build_log
         )
