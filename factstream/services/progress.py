@@ -236,11 +236,9 @@ class PlainReporter:
         self._line(step, f"{outcome.value}{took}", note, log)
 
     def failed(self, step: Step, error: BaseException, elapsed_s: float) -> None:
-        self._line(
-            step,
-            f"FAILED after {format_elapsed(elapsed_s)}: {_first_line(error)}",
-            f"log: {step.log}" if step.log else "",
-        )
+        said = _first_line(error)
+        log = f"log: {step.log}" if step.log and str(step.log) not in said else ""
+        self._line(step, f"FAILED after {format_elapsed(elapsed_s)}: {said}", log)
 
 
 _MARKS = {
