@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -35,6 +36,7 @@ __all__ = [
 TAIL_LINES = 20  # how much of a log a failure shows
 _TAIL_BYTES = 64 * 1024
 _TICK_S = 0.5
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")  # colours and cursor moves (mvn prints some)
 
 
 @dataclass(frozen=True)
@@ -76,14 +78,14 @@ def require_tool(service: str, tool: str, hint: str) -> str:
 
 
 def log_tail(log: Path, lines: int = TAIL_LINES) -> str:
-    """The last ``lines`` lines of ``log`` (empty if it does not exist)."""
+    """The last ``lines`` non-blank lines of ``log``, terminal escapes removed (empty if no log)."""
     try:
         with log.open("rb") as file:
             file.seek(max(0, file.seek(0, os.SEEK_END) - _TAIL_BYTES))
-            text = file.read().decode(errors="replace")
+            text = _ESCAPES.sub("", file.read().decode(errors="replace"))
     except OSError:
         return ""
-    return "\n".join(text.splitlines()[-lines:])
+    return "\n".join([line for line in text.splitlines() if line.strip()][-lines:])
 
 
 def run_step(

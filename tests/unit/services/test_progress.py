@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import sys
 from pathlib import Path
 
@@ -168,3 +169,28 @@ def test_plain_lines_when_the_console_is_no_terminal() -> None:
 )
 def test_elapsed_times_read_as_people_write_them(seconds: float, text: str) -> None:
     assert format_elapsed(seconds) == text
+
+
+def test_a_log_tail_leaves_out_blank_lines_and_terminal_escapes(tmp_path: Path) -> None:
+    log = tmp_path / "kafka-build.log"
+    log.write_text("one\n\x1b[1;31mtwo\x1b[0m\n\x1b[0m\x1b[0m\n\n")
+    assert log_tail(log, 2) == "one\ntwo"
+    assert log_tail(tmp_path / "missing.log") == ""
+
+
+def test_services_provision_prints_plain_lines_when_piped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from factstream.cli import app
+
+    monkeypatch.setenv("FACTSTREAM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("FACTSTREAM_LM_URL", "http://gpu-box.invalid:8000/v1")
+    result = CliRunner().invoke(app, ["services", "provision", "--only", "lm"])
+    assert result.exit_code == 0, result.output
+    assert re.search(
+        r"^\d\d:\d\d:\d\d lm {8}provision: remote; uses http://gpu-box.invalid:8000/v1",
+        result.output,
+        re.MULTILINE,
+    ), result.output
