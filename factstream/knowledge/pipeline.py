@@ -1,4 +1,4 @@
-"""ERASE for one document (design.md section 4): retrieve, classify, rewrite, extract, bound.
+"""ERASE for one document (docs/design.md section 4): retrieve, classify, rewrite, extract, bound.
 
 Plain async code over Protocols (fact store, embedder, task runner): it knows nothing of
 Kafka. It decides the document's edit batch; publishing and applying it is the caller's.
@@ -223,7 +223,7 @@ async def edit_document(doc: Document, ctx: EditContext) -> EditPlan:
 
 
 def bound_problem(plan: EditPlan, max_edits: int) -> str | None:
-    """Why ``plan`` breaks the blast radius (design.md section 3), or None if it keeps it.
+    """Why ``plan`` breaks the blast radius (docs/design.md section 3), or None if it keeps it.
 
     Checked on the finished plan, whatever built it: an edit of an existing fact must name
     a fact retrieval returned for this document, and at most ``max_edits`` edits may make a

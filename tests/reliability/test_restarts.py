@@ -91,7 +91,7 @@ async def test_weaviate_restart_mid_stream(
     private_weaviate: InstanceFactory, stack_factory: StackFactory, scale: Scale
 ) -> None:
     # Restarts are graceful: a SIGKILLed Weaviate v1.38.14 keeps the object it wrote last but
-    # no vector search finds it again (README, known limitations).
+    # no vector search finds it again (docs/design.md section 12).
     weaviate = await asyncio.to_thread(private_weaviate)
     await _survives_restarts(stack_factory, scale, weaviate)
 
