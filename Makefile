@@ -74,9 +74,10 @@ test-unit: setup
 test-integration: provision
 	$(BIN)/pytest -m integration
 
-# The reliability suite at full size (make test runs it reduced).
+# The reliability suite at full size (make test runs it reduced); figures to docs/reliability/.
 reliability: lint provision
-	FACTSTREAM_RELIABILITY=full $(BIN)/pytest tests/reliability
+	FACTSTREAM_RELIABILITY=full FACTSTREAM_RELIABILITY_RESULTS=docs/reliability \
+		$(BIN)/pytest tests/reliability
 
 # Benchmarks on the real local stack (started if needed); see bench/README.md.
 bench: provision
