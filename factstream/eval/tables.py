@@ -3,7 +3,7 @@
 A quoted table sits between ``<!-- eval-table:start KIND: FILE [FILE ...] -->`` and
 ``<!-- eval-table:end -->``; ``tests/unit/test_readme.py`` keeps it equal to what this
 module renders from the named files. ``python -m factstream.eval.tables KIND FILE ...``
-prints one (kinds: floor, update-retrieval, clark).
+prints one (kinds: floor, update-retrieval, clark, temporal).
 """
 
 from __future__ import annotations
@@ -14,7 +14,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RENDERERS", "clark_markdown", "floor_markdown", "render", "update_retrieval_markdown"]
+__all__ = [
+    "RENDERERS",
+    "clark_markdown",
+    "floor_markdown",
+    "render",
+    "temporal_markdown",
+    "update_retrieval_markdown",
+]
 
 
 def _pct(value: float | None) -> str:
@@ -116,10 +123,28 @@ def clark_markdown(results: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def temporal_markdown(reports: Sequence[Mapping[str, Any]]) -> str:
+    """``factstream eval temporal`` output: the gold fact ranked first, per mode and position."""
+    [report] = reports
+    positions = [p for p in report["questions"] if p != "all"]
+    rows = [
+        (
+            score["mode"]["name"],
+            f"{score['first']} of {score['questions']} ({score['accuracy']:.3f})",
+            f"{score['recall_at_k']:.3f}",
+            *(f"{score['by_position'][p]['accuracy']:.3f}" for p in positions),
+        )
+        for score in report["scores"]
+    ]
+    top_k = report["retrieval"]["top_k"]
+    return "\n".join(_table(["mode", "ranked first", f"in top {top_k}", *positions], rows)) + "\n"
+
+
 RENDERERS: dict[str, Callable[[Sequence[Any]], str]] = {
     "floor": floor_markdown,
     "update-retrieval": update_retrieval_markdown,
     "clark": clark_markdown,
+    "temporal": temporal_markdown,
 }
 
 
