@@ -16,7 +16,7 @@ help:
 	@echo "make test-unit         unit tests only (no services)"
 	@echo "make test-integration  integration tests (real services, reliability suite reduced)"
 	@echo "make reliability       the reliability suite at full size (faults, bad input)"
-	@echo "make bench             the benchmarks (bench/results/<timestamp>.json, a table; ~30 min)"
+	@echo "make bench             the benchmarks (bench/results/<timestamp>.json, a table; ~20 min)"
 	@echo "make bench-1m          ask latency at 1M facts on a Weaviate of its own (~30 min, GBs)"
 	@echo "make lint              ruff + mypy"
 	@echo "make format            ruff's fixes and formatting, in place"
@@ -74,9 +74,10 @@ test-unit: setup
 test-integration: provision
 	$(BIN)/pytest -m integration
 
-# The reliability suite at full size (make test runs it reduced).
+# The reliability suite at full size (make test runs it reduced); figures to docs/reliability/.
 reliability: lint provision
-	FACTSTREAM_RELIABILITY=full $(BIN)/pytest tests/reliability
+	FACTSTREAM_RELIABILITY=full FACTSTREAM_RELIABILITY_RESULTS=docs/reliability \
+		$(BIN)/pytest tests/reliability
 
 # Benchmarks on the real local stack (started if needed); see bench/README.md.
 bench: provision

@@ -206,7 +206,7 @@ def title(report: dict[str, Any]) -> str:
 
 
 def markdown(report: dict[str, Any]) -> str:
-    """The table as Markdown (what the README quotes)."""
+    """The table as Markdown (what docs/benchmarks.md quotes)."""
     lines = ["| benchmark | measure | value | goal | met |", "|---|---|---|---|---|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows(report)]
     return "\n".join(lines) + "\n"

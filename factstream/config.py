@@ -192,7 +192,7 @@ def _prompt_version(task: str, default: str, description: str) -> Any:
 
 
 class EditorSettings(BaseSettings):
-    """How the editor agent edits the knowledge base for one document (design.md section 4)."""
+    """How the editor agent edits the knowledge base for one document (docs/design.md section 4)."""
 
     model_config = _section("FACTSTREAM_EDITOR_")
 
@@ -225,7 +225,7 @@ class EditorSettings(BaseSettings):
         ge=-1.0,
         le=1.0,
         description="Cosine similarity floor for retrieval (the paper's 0.7 was set for "
-        "GTR-T5-large; see the README for how this default was chosen).",
+        "GTR-T5-large; docs/evaluation.md says how this default was chosen).",
     )
     alpha: float = Field(
         0.75, ge=0.0, le=1.0, description="Hybrid search weight: 1 dense only, 0 BM25 only."

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from factstream.temporal.intervals import ValidInterval, at
@@ -43,7 +44,8 @@ console = Console(width=160) if not Console().is_terminal else Console()
 
 def print_error(error: object) -> None:
     """``error: <what went wrong>``, the first word in bold red."""
-    console.print(f"[bold red]error:[/] {error}")
+    # escape: a message may quote a log's last lines, whose brackets are not markup.
+    console.print(f"[bold red]error:[/] {escape(str(error))}")
 
 
 def print_status(rows: Sequence[ServiceStatus]) -> None:

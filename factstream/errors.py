@@ -4,9 +4,9 @@ FactstreamError
 ├── SettingsError                a setting given to Settings.from_env is unknown or invalid
 ├── ServiceError                 the local stack (factstream services)
 │   ├── ToolMissing              a required program (java, mvn, go, ...) is not installed
-│   ├── BuildStepFailed          a provisioning step exited non-zero (names step and log)
+│   ├── BuildStepFailed          a provisioning step exited non-zero (step, log, its tail)
 │   ├── PortTaken                a port the service needs is held by another program
-│   └── ServiceStartFailed       the process died or never became ready (names its log)
+│   └── ServiceStartFailed       the process died or never became ready (log, its tail)
 ├── LMError                      the LM server, or what it answered
 │   ├── LMConfigError            the backend cannot be determined or is misconfigured
 │   ├── LMUnavailable            unreachable or timing out, past retries or the outage limit
@@ -90,6 +90,14 @@ class ServiceError(FactstreamError):
     """A local service could not be provisioned or started."""
 
 
+def _tail_block(tail: str) -> str:
+    """The last lines of a log, indented under the message that names the log."""
+    if not tail.strip():
+        return ""
+    lines = tail.splitlines()
+    return f"\nits last {len(lines)} lines:\n" + "\n".join(f"  | {line}" for line in lines)
+
+
 class ToolMissing(ServiceError):
     """A program the provisioning needs is not on PATH."""
 
@@ -101,11 +109,13 @@ class ToolMissing(ServiceError):
 class BuildStepFailed(ServiceError):
     """A provisioning step (download, build, install) exited non-zero."""
 
-    def __init__(self, service: str, step: str, returncode: int, log: Path) -> None:
+    def __init__(self, service: str, step: str, returncode: int, log: Path, tail: str = "") -> None:
         super().__init__(
             f"{service}: step '{step}' failed with exit code {returncode}; its log: {log}"
+            + _tail_block(tail)
         )
         self.service, self.step, self.returncode, self.log = service, step, returncode, log
+        self.tail = tail
 
 
 class PortTaken(ServiceError):
@@ -122,9 +132,9 @@ class PortTaken(ServiceError):
 class ServiceStartFailed(ServiceError):
     """The service process exited, or did not become ready in time."""
 
-    def __init__(self, service: str, reason: str, log: Path) -> None:
-        super().__init__(f"{service}: {reason}; its log: {log}")
-        self.service, self.reason, self.log = service, reason, log
+    def __init__(self, service: str, reason: str, log: Path, tail: str = "") -> None:
+        super().__init__(f"{service}: {reason}; its log: {log}" + _tail_block(tail))
+        self.service, self.reason, self.log, self.tail = service, reason, log, tail
 
 
 class LMError(FactstreamError):

@@ -1,6 +1,6 @@
 """The editor: one input record in, its edit batch on the changelog and applied, or a dead letter.
 
-The order of effects is the guarantee (design.md section 5): the batch is durable on the
+The order of effects is the guarantee (docs/design.md section 5): the batch is durable on the
 changelog before it is applied, it is applied before the input offset can be committed
 (the caller acks only after ``handle`` returns), and a document whose batch is applied or
 already on the changelog never reaches the LM again.

@@ -1,4 +1,4 @@
-"""The HTTP API (design.md section 6): ask, facts, documents, health, readiness, metrics.
+"""The HTTP API (docs/design.md section 6): ask, facts, documents, health, readiness, metrics.
 
 ``app`` (``create_app``, the FastAPI factory), ``routes``, ``schemas``, ``auth``, ``limits``,
 ``health``, ``metrics``, ``state``, ``server`` (``factstream api``) and ``commands``. Import

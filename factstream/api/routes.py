@@ -1,4 +1,4 @@
-"""The routes of design.md section 6; every namespace read or write is checked against the key."""
+"""The routes of docs/design.md section 6; every namespace read or write is checked by key."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fold changelog edits into fact states: pure, deterministic, idempotent (design.md section 3).
+"""Fold changelog edits into fact states, pure and idempotent (docs/design.md section 3).
 
 An edit whose ``edit_id`` is already in a fact's history changes nothing, so a batch applied
 twice, or a changelog replayed, ends in the same state. History stays in event-time order

@@ -1,9 +1,9 @@
-"""ERASE for one document (design.md section 4): retrieve, classify, rewrite, extract, bound.
+"""ERASE for one document (docs/design.md section 4): retrieve, classify, rewrite, extract, bound.
 
 Plain async code over Protocols (fact store, embedder, task runner): it knows nothing of
 Kafka. It decides the document's edit batch; publishing and applying it is the caller's.
 
-Valid time (design.md section 3): retrieval sees the facts true at the document's event time
+Valid time (docs/design.md section 3): retrieval sees the facts true at the document's event time
 that still hold then or later (a fact whose valid interval ended before it is history, not
 edited). A fact labelled ``outdated`` (the world changed) is rewritten as an ``update``,
 which closes the old fact's interval where the new one starts, or closed at the event time
@@ -364,7 +364,7 @@ _DESTRUCTIVE = (EditOp.INVALIDATE, EditOp.CLOSE, EditOp.REWRITE)
 
 
 def bound_problem(plan: EditPlan, max_edits: int) -> str | None:
-    """Why ``plan`` breaks the blast radius (design.md section 3), or None if it keeps it.
+    """Why ``plan`` breaks the blast radius (docs/design.md section 3), or None if it keeps it.
 
     Checked on the finished plan, whatever built it: an edit of an existing fact must name
     a fact retrieval returned for this document, and at most ``max_edits`` edits may make a

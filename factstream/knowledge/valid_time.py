@@ -1,6 +1,6 @@
 """Which valid time a question asks about: given by the request, named in it, or now.
 
-A question is read bitemporally (design.md section 3): ``as_of`` says what the knowledge
+A question is read bitemporally (docs/design.md section 3): ``as_of`` says what the knowledge
 base believed (a time of belief), the valid time says when in the world the answer should
 hold. :func:`question_valid_time` decides the second, in this order:
 

@@ -40,10 +40,14 @@ def demo(
 
     from factstream.demo import DEFAULT_DEMO_DATA, run_demo
     from factstream.services import manager
+    from factstream.services.progress import cache_banner, console_progress
 
     settings, data = load_settings(), data or DEFAULT_DEMO_DATA
     namespace = f"demo-{datetime.now(UTC):%Y%m%d-%H%M%S}"
-    print_status(manager.up(settings))
+    console.print(cache_banner(settings.local.cache_dir))
+    with console_progress(console) as progress:
+        rows = manager.up(settings, progress=progress)
+    print_status(rows)
     with data.open("rb") as file:
         total = sum(1 for line in file if line.strip())
     with Progress(console=console) as bar:

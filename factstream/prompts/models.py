@@ -118,6 +118,9 @@ class Prompt(Generic[C, R]):
         parse: ``(text) -> response``; default: JSON into ``response_model``.
         salvage: ``(context, parsed) -> Salvaged | None``: after the last attempt, what of an
             answer that parsed but broke ``check`` may be kept (None: nothing, it fails).
+        salvage_at_once: Salvage an answer that breaks ``check`` at the first attempt instead
+            of asking again (where what is refused is a few fields: a retry costs a whole
+            generation and small models rarely fix them); unsalvageable answers are retried.
     """
 
     name: str
@@ -129,6 +132,7 @@ class Prompt(Generic[C, R]):
     check: Callable[[C, R], None] = field(default=_no_check)
     parse: Callable[[str], R] | None = None
     salvage: Callable[[C, R], Salvaged[R] | None] | None = None
+    salvage_at_once: bool = False
 
     @property
     def id(self) -> str:

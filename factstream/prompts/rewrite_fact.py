@@ -210,6 +210,7 @@ V2: Prompt[RewriteFactContext, StructuredRewrite] = Prompt(
     max_tokens=lambda _ctx: 16 + fact_max_tokens(_FACT_MAX_CHARS),
     check=check_structured_rewrite,
     salvage=salvage_structured_rewrite,
+    salvage_at_once=True,
 )
 
 versions: dict[str, Prompt[RewriteFactContext, Any]] = {"v1": V1, "v2": V2}

@@ -5,8 +5,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from factstream.services.process import CacheLayout
+
+if TYPE_CHECKING:
+    from factstream.services.progress import Progress
 
 __all__ = ["LOCAL_HOSTS", "LaunchSpec", "LocalService", "Port"]
 
@@ -75,8 +79,12 @@ class LocalService(ABC):
         """Where clients reach it, for people to read."""
 
     @abstractmethod
-    def provision(self) -> None:
-        """Download and build what the service needs; a no-op when the cache has it."""
+    def provision(self, progress: Progress | None = None) -> None:
+        """Download and build what the service needs; a no-op when the cache has it.
+
+        Each step (a download, a build) reports through ``progress`` (default: silently):
+        started, heartbeats, cached or done, failed.
+        """
 
     def prepare(self) -> None:  # noqa: B027 - optional hook, most services need nothing
         """Prepare data folders before a start (format storage ...)."""

@@ -12,6 +12,7 @@ import typer
 from factstream.config import Settings, load_settings
 from factstream.console import console, print_status
 from factstream.services import manager
+from factstream.services.progress import cache_banner, console_progress
 
 __all__ = ["services_app"]
 
@@ -49,16 +50,19 @@ def _settings(gguf: Path | None) -> Settings:
 def services_up(only: Only = None, gguf: Gguf = None) -> None:
     """Provision (first run: downloads and builds) and start the services; reuse running ones."""
     settings = _settings(gguf)
-    console.print(f"cache: {settings.local.cache_dir}  (first run builds for ~10 minutes)")
-    print_status(manager.up(settings, only or manager.SERVICE_NAMES))
+    console.print(cache_banner(settings.local.cache_dir))
+    with console_progress(console) as progress:
+        rows = manager.up(settings, only or manager.SERVICE_NAMES, progress)
+    print_status(rows)
 
 
 @services_app.command("provision")
 def services_provision(only: Only = None) -> None:
     """Download and build the services (first run: ~10 minutes) without starting them."""
     settings = load_settings()
-    console.print(f"cache: {settings.local.cache_dir}")
-    manager.provision(settings, only or manager.SERVICE_NAMES)
+    console.print(cache_banner(settings.local.cache_dir))
+    with console_progress(console) as progress:
+        manager.provision(settings, only or manager.SERVICE_NAMES, progress)
     console.print("provisioned")
 
 
@@ -80,7 +84,9 @@ def services_check() -> None:
     from factstream.services.check import run_round_trips
 
     settings = load_settings()
-    print_status(manager.up(settings))
+    with console_progress(console) as progress:
+        rows = manager.up(settings, progress=progress)
+    print_status(rows)
     for trip in asyncio.run(run_round_trips(settings)):
         console.rule(f"[bold]{trip.service}[/] ({trip.seconds:.2f}s)")
         console.print(f"sent:     {trip.sent}", soft_wrap=True, markup=False)

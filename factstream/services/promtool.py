@@ -15,15 +15,20 @@ from __future__ import annotations
 import hashlib
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
+
+from rich.console import Console
 
 from factstream.config import Settings
 from factstream.services.assets import assets_dir
 from factstream.services.process import CacheLayout, require_tool, run_step
+from factstream.services.progress import Outcome, Progress, console_progress
 
 __all__ = ["promtool_binary", "provision_promtool"]
 
 _PACKAGE = "github.com/prometheus/prometheus/cmd/promtool"
+_STEP = f"go build {_PACKAGE} (a few minutes)"
 _GO_HINT = (
     "install Go >= 1.21 (it fetches the toolchain Prometheus asks for); see https://go.dev/dl"
 )
@@ -41,17 +46,31 @@ def promtool_binary(layout: CacheLayout) -> Path:
     return layout.root / "promtool" / digest.hexdigest()[:10] / "promtool"
 
 
-def provision_promtool(layout: CacheLayout) -> Path:
+def provision_promtool(layout: CacheLayout, progress: Progress | None = None) -> Path:
     """promtool's path, building it first if the cache has none (a few minutes).
+
+    Args:
+        layout: The cache folder.
+        progress: Where the build step is reported; silent by default.
 
     Raises:
         ToolMissing: Go is not installed.
-        BuildStepFailed: the build failed; the error names its log.
+        BuildStepFailed: the build failed; the error names its log and shows its tail.
     """
-    binary = promtool_binary(layout)
+    progress = progress or Progress()
+    binary, title = promtool_binary(layout), "build promtool"
     if binary.exists():
+        progress.report("promtool", title, Outcome.CACHED, str(binary))
         return binary
     go = require_tool("promtool", "go", _GO_HINT)
+    log = layout.log("promtool-build")
+    with progress.step("promtool", title, _STEP, log) as step:
+        _build(go, binary, log, step.tick)
+        step.ends(Outcome.BUILT, str(binary))
+    return binary
+
+
+def _build(go: str, binary: Path, log: Path, tick: Callable[[], None]) -> None:
     staging = binary.parent.with_name(f"{binary.parent.name}.partial")
     shutil.rmtree(staging, ignore_errors=True)
     source = staging / "src"
@@ -60,22 +79,24 @@ def provision_promtool(layout: CacheLayout) -> Path:
         shutil.copy(_module() / name, source / name)
     run_step(
         "promtool",
-        f"go build {_PACKAGE} (a few minutes)",
+        _STEP,
         [go, "build", "-trimpath", "-o", staging / "promtool", _PACKAGE],
-        layout.log("promtool-build"),
+        log,
         # -mod=mod: go.mod names the release only; go fills in its requirements here.
         env={"GOTOOLCHAIN": "auto", "CGO_ENABLED": "0", "GOFLAGS": "-mod=mod"},
         cwd=source,
+        tick=tick,
     )
     shutil.rmtree(source)
     shutil.rmtree(binary.parent, ignore_errors=True)
     staging.rename(binary.parent)
-    return binary
 
 
 def main() -> int:
-    """Build promtool if needed and print its path."""
-    print(provision_promtool(CacheLayout(Settings().local.cache_dir)))
+    """Build promtool if needed and print its path (progress goes to stderr)."""
+    with console_progress(Console(stderr=True)) as progress:
+        binary = provision_promtool(CacheLayout(Settings().local.cache_dir), progress)
+    print(binary)
     return 0
 
 

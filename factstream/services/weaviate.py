@@ -10,6 +10,7 @@ import httpx
 from factstream.config import LocalSettings, WeaviateSettings
 from factstream.services.base import LaunchSpec, LocalService, Port
 from factstream.services.process import CacheLayout, port_is_free, require_tool, run_step
+from factstream.services.progress import Outcome, Progress
 
 __all__ = ["WeaviateService"]
 
@@ -55,22 +56,29 @@ class WeaviateService(LocalService):
     def data_dir(self) -> Path:
         return self.layout.data / f"weaviate-{self.weaviate.http_port}"
 
-    def provision(self) -> None:
+    def provision(self, progress: Progress | None = None) -> None:
+        progress = progress or Progress()
+        title = "build Weaviate"
         if self.binary.exists():
+            progress.report(self.name, title, Outcome.CACHED, str(self.binary))
             return
         go = require_tool(self.name, "go", _GO_HINT)
-        staging = self.binary.parent.with_name(f"{self.local.weaviate_version}.partial")
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir(parents=True)
-        run_step(
-            self.name,
-            f"go install {_MODULE}@{self.local.weaviate_version} (a few minutes)",
-            [go, "install", f"{_MODULE}@{self.local.weaviate_version}"],
-            self.build_log,
-            env={"GOBIN": str(staging), "CGO_ENABLED": "1", "GOTOOLCHAIN": "auto"},
-        )
-        shutil.rmtree(self.binary.parent, ignore_errors=True)
-        staging.rename(self.binary.parent)
+        what = f"go install {_MODULE}@{self.local.weaviate_version} (a few minutes)"
+        with progress.step(self.name, title, what, self.build_log) as step:
+            staging = self.binary.parent.with_name(f"{self.local.weaviate_version}.partial")
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir(parents=True)
+            run_step(
+                self.name,
+                what,
+                [go, "install", f"{_MODULE}@{self.local.weaviate_version}"],
+                self.build_log,
+                env={"GOBIN": str(staging), "CGO_ENABLED": "1", "GOTOOLCHAIN": "auto"},
+                tick=step.tick,
+            )
+            shutil.rmtree(self.binary.parent, ignore_errors=True)
+            staging.rename(self.binary.parent)
+            step.ends(Outcome.BUILT, str(self.binary))
 
     def launch(self) -> LaunchSpec:
         self.data_dir.mkdir(parents=True, exist_ok=True)

@@ -29,7 +29,7 @@ class InMemoryFactStore:
     """The FactStore contract in process memory, for unit tests.
 
     Never a runtime fallback: nothing builds it from settings, and a Weaviate outage stops
-    progress instead (design.md section 5). The contract tests run over it and over
+    progress instead (docs/design.md section 5). The contract tests run over it and over
     ``WeaviateFactStore`` alike. Where it approximates: BM25 is term overlap (the share of
     query words in the fact), and the hybrid score is
     ``alpha * (cosine + 1) / 2 + (1 - alpha) * overlap``; at ``alpha`` 0 only facts sharing a

@@ -1,8 +1,9 @@
 """The faust-streaming app: at-least-once, one actor per input partition, raw bytes in.
 
-Known faust-streaming limits shape this (see the README): exactly-once mode duplicates on
-rebalance and ``concurrency > 1`` breaks per-key order, so the app runs at-least-once with
-one actor per partition (``isolated_partitions``), and the editor makes effects idempotent.
+Known faust-streaming limits shape this (docs/design.md section 12): exactly-once mode
+duplicates on rebalance and ``concurrency > 1`` breaks per-key order, so the app runs
+at-least-once with one actor per partition (``isolated_partitions``), and the editor makes
+effects idempotent.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 An answer that does not parse, or breaks its prompt's check, is sent back to the LM with the
 reason, a bounded number of times; then the prompt may salvage the last answer (keep it
-without the parts its check refuses, counted), else LMOutputInvalid is raised.
+without the parts its check refuses, counted), else LMOutputInvalid is raised. A prompt that
+salvages at once keeps a salvageable answer at the first attempt instead of asking again.
 """
 
 from __future__ import annotations
@@ -107,6 +108,11 @@ class TaskRunner:
                 value = broken = prompt.parse_text(text)
                 prompt.check(ctx, value)
             except (ValidationError, ConstraintBroken) as exc:
+                kept = self._salvage(prompt, ctx, broken) if prompt.salvage_at_once else None
+                if kept is not None:
+                    return TaskResult(
+                        kept, prompt.id, completion.model, usage, cached, attempt, attempt
+                    )
                 reason = _reason(exc, completion)
                 log.info("%s attempt %d: invalid output (%s)", prompt.id, attempt, reason)
                 self._count_invalid(prompt.name)

@@ -1,1 +1,1 @@
-"""The wire contract: topic declarations, record models and JSON Schemas (design.md section 2)."""
+"""The wire contract: topic declarations, records and JSON Schemas (docs/design.md section 2)."""

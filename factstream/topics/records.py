@@ -1,4 +1,4 @@
-"""The wire records of design.md section 2: typed, validated, serialised as UTF-8 JSON with orjson.
+"""The wire records of docs/design.md section 2: typed, validated, UTF-8 JSON (orjson).
 
 Every record carries ``schema_version``; readers accept the versions they know: a record
 whose schema changed declares every version it still reads (``FactEdit``: 1 and 2, where 2

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from fixtures.services import plain_progress
 
 from factstream.config import Settings
 from factstream.services.process import CacheLayout
@@ -21,8 +22,9 @@ MONITORING = ROOT / "monitoring"
 
 
 @pytest.fixture(scope="module")
-def promtool() -> Path:
-    return provision_promtool(CacheLayout(Settings().local.cache_dir))
+def promtool(pytestconfig: pytest.Config) -> Path:
+    layout = CacheLayout(Settings().local.cache_dir)
+    return provision_promtool(layout, plain_progress(pytestconfig))
 
 
 def _check(promtool: Path, *args: str | Path) -> str:

@@ -1,19 +1,25 @@
 """The reliability suite: faults, bad and hostile input on the real stack (issue 9).
 
 Everything here is marked ``reliability`` and ``integration``. `make reliability` runs it at
-full size (FACTSTREAM_RELIABILITY=full); `make test` (CI) runs the same tests reduced.
+full size (FACTSTREAM_RELIABILITY=full); `make test` (CI) runs the same tests reduced. With
+FACTSTREAM_RELIABILITY_RESULTS set to a folder, the figures the tests measured are written
+there as ``<timestamp>.json`` (docs/reliability.md quotes such files).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fixtures.instances import private_kafka, private_weaviate
 
-__all__ = ["Scale", "private_kafka", "private_weaviate", "scale"]
+from bench.report import new_report, write
+
+__all__ = ["Figures", "Scale", "figures", "private_kafka", "private_weaviate", "scale"]
 
 _HERE = Path(__file__).parent
 
@@ -41,3 +47,28 @@ def scale() -> Scale:
     if mode not in {"full", "reduced"}:
         raise pytest.UsageError(f"FACTSTREAM_RELIABILITY must be full or reduced, not {mode!r}")
     return Scale(full=mode == "full")
+
+
+@dataclass
+class Figures:
+    """What the tests of one session measured, by name, and what they ran on."""
+
+    report: dict[str, Any]  # bench.report.new_report's, made when the session starts
+    by_name: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def record(self, name: str, summary: str, **values: Any) -> None:
+        """Print ``summary`` (shown with -s) and keep it with ``values`` for the results file."""
+        print(f"\n{name}: {summary}")
+        self.by_name[name] = {"summary": summary, **values}
+
+
+@pytest.fixture(scope="session")
+def figures(scale: Scale) -> Iterator[Figures]:
+    report = new_report("full" if scale.full else "reduced")
+    del report["benchmarks"]
+    measured = Figures(report)
+    yield measured
+    folder = os.environ.get("FACTSTREAM_RELIABILITY_RESULTS")
+    if folder and measured.by_name:
+        report["tests"] = dict(sorted(measured.by_name.items()))
+        print(f"\nreliability figures: {write(report, Path(folder))}")

@@ -195,7 +195,7 @@ def _leaks(text: str, key: str | None, ns: str) -> list[str]:
 
 
 async def test_auth_matrix_on_every_route_with_zero_cross_namespace_reads(
-    stack_factory: StackFactory,
+    stack_factory: StackFactory, figures: Any
 ) -> None:
     async with served(stack_factory) as api:
         declared = routes(api)
@@ -242,9 +242,14 @@ async def test_auth_matrix_on_every_route_with_zero_cross_namespace_reads(
         published = await api.stack.read_topic(TopicName.DOCUMENTS, Document)
         # desk-key and writer-key to desk, other-key to other; nobody anywhere else.
         assert Counter(d.namespace for d in published) == {"desk": 2, "other": 1}
-    print(
-        f"\nauth matrix: {len(protected)} protected routes x {len(namespaces)} namespaces, "
-        f"{sum(checked.values())} requests by status {dict(checked)}, 0 cross-namespace reads"
+    figures.record(
+        "auth_matrix",
+        f"{len(protected)} protected routes x {len(namespaces)} namespaces, "
+        f"{sum(checked.values())} requests by status {dict(checked)}, 0 cross-namespace reads",
+        routes=len(protected),
+        namespaces=len(namespaces),
+        requests=sum(checked.values()),
+        by_status=dict(sorted(checked.items())),
     )
 
 
@@ -349,7 +354,7 @@ def _fixed_malformed() -> list[dict[str, Any]]:
 
 
 async def test_malformed_and_oversized_requests_get_4xx_never_5xx(
-    stack_factory: StackFactory, scale: Any
+    stack_factory: StackFactory, scale: Any, figures: Any
 ) -> None:
     generated = _malformed_requests(scale.pick(3000, 300))
     fixed = _fixed_malformed()
@@ -373,9 +378,12 @@ async def test_malformed_and_oversized_requests_get_4xx_never_5xx(
         async with api.client() as http:
             metrics = (await http.get("/metrics")).text
     assert server_errors(metrics) == 0
-    print(
-        f"\nmalformed: {len(generated) + 2 * len(fixed)} requests, by status "
-        f"{dict(sorted(statuses.items()))}, 0 5xx"
+    figures.record(
+        "malformed_requests",
+        f"{len(generated) + 2 * len(fixed)} requests, by status "
+        f"{dict(sorted(statuses.items()))}, 0 5xx",
+        requests=len(generated) + 2 * len(fixed),
+        by_status={str(k): v for k, v in sorted(statuses.items())},
     )
 
 
@@ -421,7 +429,7 @@ def server_errors(metrics: str) -> float:
 
 
 async def test_load_from_a_second_process_gets_no_5xx(
-    stack_factory: StackFactory, scale: Any, tmp_path: Path
+    stack_factory: StackFactory, scale: Any, tmp_path: Path, figures: Any
 ) -> None:
     clients, seconds = scale.pick(200, 50), scale.pick(60, 10)
     questions = [
@@ -463,8 +471,12 @@ async def test_load_from_a_second_process_gets_no_5xx(
     assert stats["server_errors"] == 0 and stats["errors"] == {}, stats
     assert set(stats["by_status"]) <= {"200", "429"}, stats
     assert server_errors(metrics) == 0
-    print(
-        f"\nload: {clients} clients for {seconds} s from a second process: "
+    figures.record(
+        "load",
+        f"{clients} clients for {seconds} s from a second process: "
         f"{stats['requests']} requests, {stats['per_second']}/s, by status {stats['by_status']}, "
-        f"p50 {stats['p50_s']} s, p95 {stats['p95_s']} s, p99 {stats['p99_s']} s, 0 5xx"
+        f"p50 {stats['p50_s']} s, p95 {stats['p95_s']} s, p99 {stats['p99_s']} s, 0 5xx",
+        clients=clients,
+        seconds=seconds,
+        **{k: stats[k] for k in ("requests", "per_second", "by_status", "p50_s", "p95_s")},
     )

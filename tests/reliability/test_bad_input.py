@@ -85,7 +85,7 @@ def canonical(facts: list[Fact]) -> list[tuple[Any, ...]]:
 
 
 async def test_bad_input_is_dead_lettered_one_for_one_and_valid_input_is_applied(
-    stack_factory: StackFactory, scale: Any
+    stack_factory: StackFactory, scale: Any, figures: Any
 ) -> None:
     n_bad, n_good = scale.pick(10_000, 500), scale.pick(250, 25)
     bad = draw_all(bad_records(MAX_BYTES), n_bad)
@@ -138,10 +138,17 @@ async def test_bad_input_is_dead_lettered_one_for_one_and_valid_input_is_applied
     assert len(edits) == 2 * n_good and all(e.op.value == "add" for e in edits)
 
     kinds = Counter(r.category for is_bad, r in stream if is_bad)
-    print(
-        f"\nbad input: {n_bad} bad records ({len(kinds)} kinds) and {n_good} valid documents "
+    figures.record(
+        "bad_input",
+        f"{n_bad} bad records ({len(kinds)} kinds) and {n_good} valid documents "
         f"(+{n_good} reference) in {seconds:.0f} s: {n_bad} dead-lettered, "
-        f"{2 * n_good} applied, 0 lost, worker alive; kinds: {dict(sorted(kinds.items()))}"
+        f"{2 * n_good} applied, 0 lost, worker alive; kinds: {dict(sorted(kinds.items()))}",
+        bad_records=n_bad,
+        kinds=len(kinds),
+        dead_lettered=len(letters),
+        valid_documents=n_good,
+        applied=2 * n_good,
+        seconds=round(seconds, 1),
     )
 
 

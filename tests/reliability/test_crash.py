@@ -33,7 +33,7 @@ from factstream.topics.definitions import TopicName
 from factstream.topics.records import DecidedBy, Document, EditOp, InputRef
 
 if TYPE_CHECKING:
-    from conftest import Scale
+    from conftest import Figures, Scale
 
 SEED = 20240917
 
@@ -44,7 +44,7 @@ def _processed(stack: Stack, worker: int) -> int:
 
 
 async def test_sigkill_at_random_points_loses_and_repeats_nothing(
-    stack_factory: StackFactory, scale: Scale
+    stack_factory: StackFactory, scale: Scale, figures: Figures
 ) -> None:
     count = scale.pick(1000, 48)
     kills = scale.pick(20, 3)
@@ -92,11 +92,19 @@ async def test_sigkill_at_random_points_loses_and_repeats_nothing(
         for line in stack.worker_log(i).splitlines()
         if " outcome " in line
     )
-    print(
-        f"\ncrash: {count} documents, {kills} SIGKILLs survived in {elapsed:.0f}s; "
+    figures.record(
+        "crash",
+        f"{count} documents, {kills} SIGKILLs survived in {elapsed:.0f}s; "
         f"kill to first outcome of the next worker {min(downtimes):.1f}-{max(downtimes):.1f}s; "
         f"outcomes {dict(outcomes)}; {len(actual.edits)} edits {actual.ops()}, "
-        f"{actual.fact_count} facts; LM requests {stack.lm_stats()['requests']}"
+        f"{actual.fact_count} facts; LM requests {stack.lm_stats()['requests']}",
+        documents=count,
+        kills=kills,
+        seconds=round(elapsed, 1),
+        kill_to_next_worker_s=[round(d, 1) for d in downtimes],
+        outcomes=dict(outcomes),
+        edits=len(actual.edits),
+        facts=actual.fact_count,
     )
     assert len(stack.workers) == kills + 1
     # No document lost, none dead-lettered, every one applied exactly as without crashes.

@@ -20,12 +20,14 @@ from fixtures.reference import (
 from fixtures.stack import StackFactory
 
 if TYPE_CHECKING:
-    from conftest import Scale
+    from conftest import Figures, Scale
 
 SEED = 7  # the scenario of test_restarts.py: one reference serves both
 
 
-async def test_lm_server_stopped_mid_stream(stack_factory: StackFactory, scale: Scale) -> None:
+async def test_lm_server_stopped_mid_stream(
+    stack_factory: StackFactory, scale: Scale, figures: Figures
+) -> None:
     scenario = stream_scenario(scale.pick(300, 48), seed=SEED)
     outage_s = scale.pick(60, 10)
     reference = await reference_snapshot(stack_factory, scenario)
@@ -58,10 +60,16 @@ async def test_lm_server_stopped_mid_stream(stack_factory: StackFactory, scale: 
     await stack.wait_outcomes(count, timeout_s=900)
     elapsed = time.monotonic() - began
     actual = await snapshot(stack, scenario)
-    print(
-        f"\nLM outage: {count} documents, LM down {outage_s}s after {stopped_at}; "
+    figures.record(
+        "lm_outage",
+        f"{count} documents, LM down {outage_s}s after {stopped_at}; "
         f"{during} finished during it; first outcome {resumed_s:.1f}s after it came back; "
-        f"{elapsed:.0f}s in all"
+        f"{elapsed:.0f}s in all",
+        documents=count,
+        outage_s=outage_s,
+        finished_during=during,
+        resumed_s=round(resumed_s, 1),
+        seconds=round(elapsed, 1),
     )
     assert worker.poll() is None and len(stack.workers) == 1  # it went on by itself
     assert set(stack.outcomes().values()) == {"applied"}

@@ -28,7 +28,7 @@ from fixtures.reference import (
 from fixtures.stack import Stack, StackFactory
 
 if TYPE_CHECKING:
-    from conftest import Scale
+    from conftest import Figures, Scale
 
 SEED = 7
 
@@ -58,7 +58,7 @@ async def _restart_mid_stream(
 
 
 async def _survives_restarts(
-    stack_factory: StackFactory, scale: Scale, server: PrivateInstance
+    stack_factory: StackFactory, scale: Scale, server: PrivateInstance, figures: Figures
 ) -> None:
     """The worker streams the scenario while ``server`` restarts under it."""
     scenario = _scenario(scale)
@@ -70,10 +70,15 @@ async def _survives_restarts(
     down = await _restart_mid_stream(stack, scenario, server, restarts)
     elapsed = time.monotonic() - began
     actual = await snapshot(stack, scenario)
-    print(
-        f"\n{server.service.name} restart: {len(scenario.documents)} documents, "
+    figures.record(
+        f"{server.service.name}_restart",
+        f"{len(scenario.documents)} documents, "
         f"{server.restarts} restarts (down {', '.join(f'{d:.0f}' for d in down)} s), "
-        f"{elapsed:.0f}s in all"
+        f"{elapsed:.0f}s in all",
+        documents=len(scenario.documents),
+        restarts=server.restarts,
+        down_s=[round(d, 1) for d in down],
+        seconds=round(elapsed, 1),
     )
     assert worker.poll() is None and len(stack.workers) == 1  # it carried on by itself
     assert server.restarts == restarts
@@ -81,19 +86,19 @@ async def _survives_restarts(
 
 
 async def test_kafka_broker_restart_mid_stream(
-    private_kafka: InstanceFactory, stack_factory: StackFactory, scale: Scale
+    private_kafka: InstanceFactory, stack_factory: StackFactory, scale: Scale, figures: Figures
 ) -> None:
     kafka = await asyncio.to_thread(private_kafka)
-    await _survives_restarts(stack_factory, scale, kafka)
+    await _survives_restarts(stack_factory, scale, kafka, figures)
 
 
 async def test_weaviate_restart_mid_stream(
-    private_weaviate: InstanceFactory, stack_factory: StackFactory, scale: Scale
+    private_weaviate: InstanceFactory, stack_factory: StackFactory, scale: Scale, figures: Figures
 ) -> None:
     # Restarts are graceful: a SIGKILLed Weaviate v1.38.14 keeps the object it wrote last but
-    # no vector search finds it again (README, known limitations).
+    # no vector search finds it again (docs/design.md section 12).
     weaviate = await asyncio.to_thread(private_weaviate)
-    await _survives_restarts(stack_factory, scale, weaviate)
+    await _survives_restarts(stack_factory, scale, weaviate, figures)
 
 
 def _rebuild(stack: Stack) -> str:
@@ -110,7 +115,7 @@ def _rebuild(stack: Stack) -> str:
 
 
 async def test_weaviate_data_wiped_then_rebuilt(
-    private_weaviate: InstanceFactory, stack_factory: StackFactory, scale: Scale
+    private_weaviate: InstanceFactory, stack_factory: StackFactory, scale: Scale, figures: Figures
 ) -> None:
     scenario = _scenario(scale)
     reference = await reference_snapshot(stack_factory, scenario)
@@ -141,9 +146,14 @@ async def test_weaviate_data_wiped_then_rebuilt(
     await stack.publish(docs[half:])
     await stack.wait_outcomes(len(docs), timeout_s=900)
     actual = await snapshot(stack, scenario)
-    print(
-        f"\nweaviate wiped: {before.fact_count} facts of {half} documents rebuilt in "
-        f"{rebuilt_s:.0f}s ({out.strip().splitlines()[-1]}); then {len(docs) - half} more"
+    figures.record(
+        "weaviate_wiped",
+        f"{before.fact_count} facts of {half} documents rebuilt in "
+        f"{rebuilt_s:.0f}s ({out.strip().splitlines()[-1]}); then {len(docs) - half} more",
+        documents=len(docs),
+        rebuilt_documents=half,
+        rebuilt_facts=before.fact_count,
+        rebuild_s=round(rebuilt_s, 1),
     )
     assert_same(actual, reference)
 

@@ -18,7 +18,8 @@ from factstream.services.manager import (
     start_services,
     stop_services,
 )
-from factstream.services.process import CacheLayout, free_port, port_is_free, run_step
+from factstream.services.process import CacheLayout, free_port, port_is_free, read_pid, run_step
+from factstream.services.progress import PlainReporter, Progress
 
 
 class EchoService(LocalService):
@@ -43,7 +44,7 @@ class EchoService(LocalService):
     def endpoint(self) -> str:
         return f"{self._host}:{self.port}"
 
-    def provision(self) -> None:
+    def provision(self, progress: Progress | None = None) -> None:
         self.provisioned += 1
 
     def launch(self) -> LaunchSpec:
@@ -56,10 +57,10 @@ class EchoService(LocalService):
 
 
 class BrokenBuild(EchoService):
-    def provision(self) -> None:
-        run_step(
-            self.name, "compile", [sys.executable, "-c", "raise SystemExit(2)"], self.build_log
-        )
+    def provision(self, progress: Progress | None = None) -> None:
+        cmd = [sys.executable, "-c", "raise SystemExit(2)"]
+        with (progress or Progress()).step(self.name, "compile", "a build", self.build_log) as step:
+            run_step(self.name, "compile", cmd, self.build_log, tick=step.tick)
 
 
 @pytest.fixture
@@ -141,3 +142,26 @@ def test_services_listen_where_clients_look(monkeypatch: pytest.MonkeyPatch) -> 
 def test_unknown_service_name() -> None:
     with pytest.raises(ValueError, match="unknown service"):
         build_services(Settings(), ["postgres"])
+
+
+def test_up_reports_each_start_then_the_reuse(echo: EchoService) -> None:
+    lines: list[str] = []
+    progress = Progress(PlainReporter(lines.append, now=lambda: "t"))
+    start_services([echo], timeout_s=20, progress=progress)
+    start_services([echo], timeout_s=20, progress=progress)
+    pid = read_pid(echo.pidfile)
+    assert len(lines) == 3
+    assert lines[0] == f"t echo      start echo: {echo.endpoint} ...; log: {echo.log}"
+    assert lines[1].startswith("t echo      start echo: started in ")
+    assert lines[1].endswith(f"; pid {pid}")
+    assert (
+        lines[2] == f"t echo      start echo: running; {echo.endpoint}, pid {pid}; log: {echo.log}"
+    )
+
+
+def test_a_failed_build_is_reported_as_failed(layout: CacheLayout) -> None:
+    lines: list[str] = []
+    svc = BrokenBuild(layout, free_port())
+    with pytest.raises(BuildStepFailed):
+        start_services([svc], timeout_s=5, progress=Progress(PlainReporter(lines.append)))
+    assert "compile: FAILED after" in lines[-1] and "exit code 2" in lines[-1]

@@ -1,0 +1,157 @@
+"""Evaluation results files as the Markdown tables docs/evaluation.md quotes.
+
+A quoted table sits between ``<!-- eval-table:start KIND: FILE [FILE ...] -->`` and
+``<!-- eval-table:end -->``; ``tests/unit/test_readme.py`` keeps it equal to what this
+module renders from the named files. ``python -m factstream.eval.tables KIND FILE ...``
+prints one (kinds: floor, update-retrieval, clark, temporal).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "RENDERERS",
+    "clark_markdown",
+    "floor_markdown",
+    "render",
+    "temporal_markdown",
+    "update_retrieval_markdown",
+]
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def _row(cells: Sequence[object]) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+    return [_row(header), _row(["---"] * len(header)), *(_row(r) for r in rows)]
+
+
+def floor_markdown(reports: Sequence[Mapping[str, Any]]) -> str:
+    """``factstream eval floor --json`` output: stale and unrelated pairs kept per floor."""
+    [report] = reports
+    lines = [
+        f"{report['pairs']:,} superseded facts; {report['unrelated_pairs']:,} unrelated pairs.",
+        "",
+        *_table(
+            ["floor", "stale facts kept", "unrelated pairs kept"],
+            [(f"{floor:.2f}", _pct(stale), _pct(other)) for floor, stale, other in report["rows"]],
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def update_retrieval_markdown(reports: Sequence[Any]) -> str:
+    """``factstream eval update-retrieval --json`` outputs (one or more runs).
+
+    A configuration that several runs scored (dense only, in every run) is shown once, from
+    the first file that has it.
+    """
+    rows: dict[str, Mapping[str, Any]] = {}
+    for run in reports:
+        for result in run:
+            rows.setdefault(result["config"]["name"], result)
+    first = next(iter(rows.values()))
+    config = first["config"]
+    ks = sorted(first["recall_at"], key=int)
+    lines = [
+        f"{first['changes']} superseded facts in the KB when superseded "
+        f"({first['not_in_kb']} more come later in the stream); "
+        f"floor {config['min_similarity']}, top_k {config['top_k']}.",
+        "",
+        *_table(
+            ["retrieval", *(f"recall@{k}" for k in ks), "above floor", "editor sees"],
+            [
+                (
+                    name,
+                    *(_pct(r["recall_at"][k]) for k in ks),
+                    _pct(r["above_floor"]),
+                    _pct(r["editor_recall"]),
+                )
+                for name, r in rows.items()
+            ],
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _tokens(phase: Mapping[str, Mapping[str, int]]) -> int:
+    return sum(sum(kinds.values()) for kinds in phase.values())
+
+
+def clark_markdown(results: Sequence[Mapping[str, Any]]) -> str:
+    """``factstream eval clark`` results files, one row per method."""
+    first = results[0]
+    shares = [cp["share"] for cp in first["checkpoints"]]
+    rows = []
+    for r in results:
+        by_share = {cp["share"]: cp["accuracy"] for cp in r["checkpoints"]}
+        updates = r["per_updates"]
+        rows.append(
+            (
+                r["method"],
+                *(_pct(by_share.get(share)) for share in shares),
+                _pct(r["accuracy"]),
+                " / ".join(f"{100 * updates[k]:.1f}" for k in ("0", "1", "2+")) + "%",
+                f"{_tokens(r['tokens']['ingest']):,} + {_tokens(r['tokens']['ask']):,}",
+            )
+        )
+    lines = [
+        f"{first['documents']} documents, {first['asked']} questions asked per method, "
+        f"LM {first['lm']['model']}.",
+        "",
+        *_table(
+            [
+                "method",
+                *(f"{share:.0%}" for share in shares),
+                "all",
+                "0 / 1 / 2+ updates",
+                "LM tokens (ingest + ask)",
+            ],
+            rows,
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def temporal_markdown(reports: Sequence[Mapping[str, Any]]) -> str:
+    """``factstream eval temporal`` output: the gold fact ranked first, per mode and position."""
+    [report] = reports
+    positions = [p for p in report["questions"] if p != "all"]
+    rows = [
+        (
+            score["mode"]["name"],
+            f"{score['first']} of {score['questions']} ({score['accuracy']:.3f})",
+            f"{score['recall_at_k']:.3f}",
+            *(f"{score['by_position'][p]['accuracy']:.3f}" for p in positions),
+        )
+        for score in report["scores"]
+    ]
+    top_k = report["retrieval"]["top_k"]
+    return "\n".join(_table(["mode", "ranked first", f"in top {top_k}", *positions], rows)) + "\n"
+
+
+RENDERERS: dict[str, Callable[[Sequence[Any]], str]] = {
+    "floor": floor_markdown,
+    "update-retrieval": update_retrieval_markdown,
+    "clark": clark_markdown,
+    "temporal": temporal_markdown,
+}
+
+
+def render(kind: str, paths: Sequence[Path]) -> str:
+    """The table of ``kind`` from the results files at ``paths``."""
+    return RENDERERS[kind]([json.loads(path.read_text()) for path in paths])
+
+
+if __name__ == "__main__":
+    print(render(sys.argv[1], [Path(p) for p in sys.argv[2:]]), end="")
