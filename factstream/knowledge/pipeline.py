@@ -237,7 +237,7 @@ async def _rewrites(
         )
         plan.spend("rewrite", result.usage)
         rewrite = result.value
-        if rewrite is not None:
+        if rewrite is not None and ctx.settings.grounding:
             refusal = check_grounded(
                 rewrite.text,
                 view.body,
@@ -349,7 +349,11 @@ async def edit_document(doc: Document, ctx: EditContext) -> EditPlan:
     plan.spend("extract", extracted.usage)
     grounded = []
     for fact in extracted.value:
-        refusal = check_grounded(fact.text, view.body, date=view.timestamp)
+        refusal = (
+            check_grounded(fact.text, view.body, date=view.timestamp)
+            if ctx.settings.grounding
+            else None
+        )
         if refusal is None:
             grounded.append(fact)
         else:

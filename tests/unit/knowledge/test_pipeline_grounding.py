@@ -40,7 +40,7 @@ async def test_a_refused_add_is_dropped_and_the_others_go_through(
             ]
         }
     )
-    h, registry = counted(Harness(decisions))
+    h, registry = counted(Harness(decisions, grounding=True))
     caplog.set_level(logging.INFO, logger="factstream.knowledge.pipeline")
     edits = await h.feed(doc("Mike Lawler won his New York State Assembly seat.", 1, "d1"))
     assert [(e.op, e.text) for e in edits] == [
@@ -55,7 +55,7 @@ async def test_a_refused_add_is_dropped_and_the_others_go_through(
 
 async def test_a_refused_rewrite_closes_the_old_fact_as_without_a_rewrite() -> None:
     decisions = Decisions(extract={"appointed": ["Parker is CEO of Northwind."]})
-    h, registry = counted(Harness(decisions))
+    h, registry = counted(Harness(decisions, grounding=True))
     await h.feed(doc("Northwind appointed Parker as CEO.", 1, "d1"))
     decisions.extract = {"succeeded": ["Quinn succeeded Parker as CEO of Northwind."]}
     decisions.outdated = {"Parker is CEO": "John Doe is CEO of Northwind."}
@@ -68,10 +68,19 @@ async def test_a_refused_rewrite_closes_the_old_fact_as_without_a_rewrite() -> N
 
 async def test_a_rewrite_may_use_the_old_facts_names() -> None:
     decisions = Decisions(extract={"appointed": ["Parker is CEO of Northwind."]})
-    h, registry = counted(Harness(decisions))
+    h, registry = counted(Harness(decisions, grounding=True))
     await h.feed(doc("Northwind appointed Parker as CEO.", 1, "d1"))
     decisions.extract = {}
     decisions.outdated = {"Parker is CEO": "Quinn is CEO of Northwind."}
     (rewrite,) = await h.feed(doc("Quinn took over from Parker on Monday.", 5, "d2"))
     assert rewrite.op is EditOp.REWRITE and rewrite.text == "Quinn is CEO of Northwind."
     assert registry.get_sample_value("factstream_lm_refused_total", {}) is None
+
+
+async def test_with_grounding_off_every_fact_goes_through_uncounted() -> None:
+    ungrounded = "Jack Ciatterelli is the current Governor of California."
+    decisions = Decisions(extract={"Assembly": [ungrounded]})
+    h, registry = counted(Harness(decisions))
+    edits = await h.feed(doc("Mike Lawler won his New York State Assembly seat.", 1, "d1"))
+    assert [(e.op, e.text) for e in edits] == [(EditOp.ADD, ungrounded)]
+    assert refused(registry, "extract_facts", "ungrounded_entity") == 0
