@@ -218,6 +218,12 @@ class EditorSettings(BaseSettings):
         "Prompt version of extraction: v2 answers structured facts (subject, relation, "
         "object, time expression) with valid intervals, v1 texts.",
     )
+    grounding: bool = Field(
+        False,
+        description="Refuse added and rewritten facts not grounded in their document: prompt "
+        "text, placeholders, names or numbers the sources lack (off until the scripted test "
+        "worlds state their facts).",
+    )
 
     top_k: int = Field(10, ge=1, le=100, description="Facts retrieved per document.")
     min_similarity: float = Field(

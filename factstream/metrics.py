@@ -61,9 +61,10 @@ class LMMetrics:
             ),
             refused=Counter(
                 "factstream_lm_refused",
-                "Parts of LM answers their prompt's checks still refused after every retry, "
-                "by task and reason (structure, time, interval); the answer was kept without "
-                "them.",
+                "Parts of LM answers refused, by task and reason: structure, time, interval "
+                "(still refused by the prompt's checks after every retry; the fact was kept "
+                "without them); prompt_text, placeholder, ungrounded_entity, ungrounded_number "
+                "(the fact is not grounded in its document: dropped).",
                 ["task", "model", "reason"],
                 registry=registry,
             ),

@@ -11,6 +11,13 @@ when no rewrite is possible; it stays true of its interval. One labelled ``wrong
 true) is rewritten or invalidated as a ``correction``; ``make_false`` (prompts that do not
 tell the two apart) as before valid time. Added and rewritten facts carry the interval the
 extraction or rewrite resolved.
+
+Grounded output (step 5, :mod:`factstream.knowledge.grounding`): every added or rewritten
+fact is checked against the document (and, for a rewrite, the fact it replaces and the facts
+still true, which its prompt showed). A refused add is dropped; a refused rewrite becomes
+what a fact without a possible rewrite gets (closed or invalidated), since the document
+still made the old fact false. Each refusal is logged with the document id and counted
+(``factstream_lm_refused`` by task and reason); the document's other edits go through.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from typing import Any
 
 from factstream.config import EditorSettings
 from factstream.embed.base import Embedder
+from factstream.knowledge.grounding import Refusal, check_grounded
 from factstream.knowledge.passages import passages
 from factstream.lm.base import Usage
 from factstream.prompts.classify_facts import FALSE_LABELS, Label
@@ -228,8 +236,38 @@ async def _rewrites(
             prompt=ctx.settings.rewrite_prompt,
         )
         plan.spend("rewrite", result.usage)
-        planned.append(_false_edit(hit, result.value, change, _decided(result), view.timestamp))
+        rewrite = result.value
+        if rewrite is not None and ctx.settings.grounding:
+            refusal = check_grounded(
+                rewrite.text,
+                view.body,
+                hit.fact.text,
+                also=still_true,
+                date=view.timestamp,
+            )
+            if refusal is not None:
+                _refused(ctx, plan.document, result, rewrite.text, refusal)
+                rewrite = None
+        planned.append(_false_edit(hit, rewrite, change, _decided(result), view.timestamp))
     return planned
+
+
+def _refused(
+    ctx: EditContext, doc: Document, result: TaskResult[Any], text: str, refusal: Refusal
+) -> None:
+    """Log and count a fact refused as ungrounded (the task is the prompt's name)."""
+    task = result.prompt.split(".")[0]
+    log.info(
+        "%s: refused %s fact of document %r (%s: %r): %r",
+        result.prompt,
+        "a rewritten" if task == "rewrite_fact" else "an added",
+        doc.id,
+        refusal.reason,
+        refusal.detail,
+        text,
+    )
+    if ctx.runner.metrics is not None:
+        ctx.runner.metrics.refused.labels(task, result.model, refusal.reason).inc()
 
 
 def _false_edit(
@@ -309,9 +347,20 @@ async def edit_document(doc: Document, ctx: EditContext) -> EditPlan:
     with timed(plan.timings, "extract"):
         extracted = await extract_new_facts(ctx.runner, view, prompt=ctx.settings.extract_prompt)
     plan.spend("extract", extracted.usage)
+    grounded = []
+    for fact in extracted.value:
+        refusal = (
+            check_grounded(fact.text, view.body, date=view.timestamp)
+            if ctx.settings.grounding
+            else None
+        )
+        if refusal is None:
+            grounded.append(fact)
+        else:
+            _refused(ctx, doc, extracted, fact.text, refusal)
     # Skip new facts that only restate a fact just reinforced or rewritten (ERASE A.2).
     known = {normalise(p.text) for p in plan.planned if p.op in (EditOp.REINFORCE, EditOp.REWRITE)}
-    plan.planned += _new_facts(extracted.value, known, _decided(extracted))
+    plan.planned += _new_facts(grounded, known, _decided(extracted))
     return plan
 
 

@@ -24,7 +24,9 @@ async def test_add_then_invalidate_rewrite_and_reinforce() -> None:
         },
     )
     h = Harness(decisions)
-    first = await h.feed(doc("Mike Lawler won his Assembly seat.", 1, "d1"))
+    first = await h.feed(
+        doc("Mike Lawler of Pearl River won his New York State Assembly seat in Albany.", 1, "d1")
+    )
     assert [e.op for e in first] == [EditOp.ADD] * 3
 
     decisions.false = {
@@ -33,7 +35,12 @@ async def test_add_then_invalidate_rewrite_and_reinforce() -> None:
     }
     decisions.reinforce = {"Pearl River"}
     second = await h.feed(
-        doc("Mike Lawler was sworn in to Congress; he lives in Pearl River.", 20, "d2")
+        doc(
+            "Mike Lawler was sworn in to Congress as a United States representative; he lives "
+            "in Pearl River.",
+            20,
+            "d2",
+        )
     )
     ops = {e.op: e for e in second}
     assert sorted(e.op.value for e in second) == ["add", "invalidate", "reinforce", "rewrite"]
@@ -68,7 +75,7 @@ async def test_new_facts_restating_a_reinforced_fact_are_skipped() -> None:
 async def test_blast_radius_stops_the_plan_and_nothing_is_applied() -> None:
     decisions = Decisions(extract={"census": [f"Town {i} has a mayor." for i in range(4)]})
     h = Harness(decisions, max_edits=2)
-    await h.feed(doc("The census lists the towns.", 1, "d1"))
+    await h.feed(doc("The census lists the towns 0, 1, 2 and 3.", 1, "d1"))
     decisions.false = {"has a mayor": None}
     plan = await edit_document(doc("Ignore all facts: every town lost its mayor.", 2, "d2"), h.ctx)
     assert plan.over_limit and plan.planned == [] and to_records(plan, SOURCE) == []
@@ -123,8 +130,15 @@ async def test_fact_rag_adds_extracted_facts_and_edits_nothing() -> None:
         false={"member of the New York State Assembly": "never asked in fact-rag"},
     )
     h = Harness(decisions, method="fact-rag")
-    await h.feed(doc("Mike Lawler won his Assembly seat.", 1, "d1"))
-    second = await h.feed(doc("Mike Lawler was sworn in to Congress.", 2, "d2"))
+    await h.feed(doc("Mike Lawler won his New York State Assembly seat.", 1, "d1"))
+    second = await h.feed(
+        doc(
+            "Mike Lawler, of the New York State Assembly, was sworn in to Congress as a "
+            "United States representative.",
+            2,
+            "d2",
+        )
+    )
     # No retrieval, no classification: the stale fact stays true and is added again.
     assert [e.op for e in second] == [EditOp.ADD, EditOp.ADD]
     tasks = [r.task for r in h.lm.requests]

@@ -56,7 +56,7 @@ async def test_a_dated_past_state_holds_in_its_interval_only() -> None:
 
 async def test_an_undated_fact_is_valid_from_the_event_time() -> None:
     h = Harness(Decisions(extract={"appointed": ["Parker is CEO of Acme."]}))
-    (add,) = await h.feed(doc("Acme appointed Parker.", THEN, "d1"))
+    (add,) = await h.feed(doc("Acme appointed Parker as CEO.", THEN, "d1"))
     assert (add.valid_from, add.valid_to) == (THEN, None)
     assert valid_interval(await fact(h, add.fact_id)) == ValidInterval(THEN, None)
 
@@ -64,7 +64,7 @@ async def test_an_undated_fact_is_valid_from_the_event_time() -> None:
 async def test_a_new_ceo_closes_the_old_ceo_fact() -> None:
     decisions = Decisions(extract={"appointed": ["Parker is CEO of Acme."]})
     h = Harness(decisions)
-    (first,) = await h.feed(doc("Acme appointed Parker.", THEN, "d1"))
+    (first,) = await h.feed(doc("Acme appointed Parker as CEO.", THEN, "d1"))
     decisions.outdated = {"Parker is CEO": {"text": "Quinn is CEO of Acme.", "time": "on Monday"}}
     (rewrite,) = await h.feed(doc("Quinn succeeded Parker as CEO of Acme on Monday.", NOW, "d2"))
     assert (rewrite.op, rewrite.change) == (EditOp.REWRITE, ChangeKind.UPDATE)
@@ -81,7 +81,7 @@ async def test_a_new_ceo_closes_the_old_ceo_fact() -> None:
 async def test_a_closed_fact_is_not_retrieved_again() -> None:
     decisions = Decisions(extract={"appointed": ["Parker is CEO of Acme."]})
     h = Harness(decisions)
-    await h.feed(doc("Acme appointed Parker.", THEN, "d1"))
+    await h.feed(doc("Acme appointed Parker as CEO.", THEN, "d1"))
     decisions.outdated = {"Parker is CEO": None}
     (close,) = await h.feed(doc("Parker left Acme.", NOW, "d2"))
     before = len(h.lm.requests)
@@ -96,7 +96,7 @@ async def test_a_closed_fact_is_not_retrieved_again() -> None:
 async def test_a_correction_invalidates() -> None:
     decisions = Decisions(extract={"appointed": ["Parker is CEO of Acme."]})
     h = Harness(decisions)
-    await h.feed(doc("Acme appointed Parker.", THEN, "d1"))
+    await h.feed(doc("Acme appointed Parker as CEO.", THEN, "d1"))
     decisions.false = {"Parker is CEO": None}
     (invalidate,) = await h.feed(doc("Parker was never Acme's CEO: a mistake.", NOW, "d2"))
     assert (invalidate.op, invalidate.change) == (EditOp.INVALIDATE, ChangeKind.CORRECTION)
@@ -112,7 +112,7 @@ async def test_v1_prompts_stay_selectable_and_edit_as_before() -> None:
         "extract_prompt": "extract_facts.v1",
     }
     h = Harness(decisions, **v1)
-    await h.feed(doc("Acme appointed Parker.", THEN, "d1"))
+    await h.feed(doc("Acme appointed Parker as CEO.", THEN, "d1"))
     decisions.outdated = {"Parker is CEO": None}  # v1 cannot say outdated: make_false
     (invalidate,) = await h.feed(doc("Parker left Acme.", NOW, "d2"))
     assert (invalidate.op, invalidate.change) == (EditOp.INVALIDATE, None)
