@@ -219,10 +219,9 @@ class EditorSettings(BaseSettings):
         "object, time expression) with valid intervals, v1 texts.",
     )
     grounding: bool = Field(
-        False,
+        True,
         description="Refuse added and rewritten facts not grounded in their document: prompt "
-        "text, placeholders, names or numbers the sources lack (off until the scripted test "
-        "worlds state their facts).",
+        "text, placeholders, names or numbers the sources lack (docs/design.md section 4).",
     )
 
     top_k: int = Field(10, ge=1, le=100, description="Facts retrieved per document.")

@@ -23,6 +23,7 @@ class LMMetrics:
     latency: Histogram
     retries: Counter
     refused: Counter
+    grounded: Counter
     cache_hits: Counter
     cached_tokens: Counter
     outage: Gauge
@@ -66,6 +67,14 @@ class LMMetrics:
                 "without them); prompt_text, placeholder, ungrounded_entity, ungrounded_number "
                 "(the fact is not grounded in its document: dropped).",
                 ["task", "model", "reason"],
+                registry=registry,
+            ),
+            grounded=Counter(
+                "factstream_lm_grounded",
+                "Added and rewritten facts the grounding check saw, by task and outcome: kept, "
+                "or refused (the reason is in factstream_lm_refused). kept / (kept + refused) "
+                "is the share the check keeps.",
+                ["task", "model", "outcome"],
                 registry=registry,
             ),
             cache_hits=Counter(

@@ -245,11 +245,20 @@ async def _rewrites(
                 also=still_true,
                 date=view.timestamp,
             )
+            _count_grounding(ctx, result, refusal)
             if refusal is not None:
                 _refused(ctx, plan.document, result, rewrite.text, refusal)
                 rewrite = None
         planned.append(_false_edit(hit, rewrite, change, _decided(result), view.timestamp))
     return planned
+
+
+def _count_grounding(ctx: EditContext, result: TaskResult[Any], refusal: Refusal | None) -> None:
+    """Count one checked fact as kept or refused (factstream_lm_grounded)."""
+    if ctx.runner.metrics is not None:
+        outcome = "kept" if refusal is None else "refused"
+        task = result.prompt.split(".")[0]
+        ctx.runner.metrics.grounded.labels(task, result.model, outcome).inc()
 
 
 def _refused(
@@ -349,11 +358,10 @@ async def edit_document(doc: Document, ctx: EditContext) -> EditPlan:
     plan.spend("extract", extracted.usage)
     grounded = []
     for fact in extracted.value:
-        refusal = (
-            check_grounded(fact.text, view.body, date=view.timestamp)
-            if ctx.settings.grounding
-            else None
-        )
+        refusal = None
+        if ctx.settings.grounding:
+            refusal = check_grounded(fact.text, view.body, date=view.timestamp)
+            _count_grounding(ctx, extracted, refusal)
         if refusal is None:
             grounded.append(fact)
         else:

@@ -129,7 +129,8 @@ async def test_a_transaction_a_killed_worker_left_open_hides_no_batch_from_recov
     out, and read_committed readers stop at it. Worker 2 publishes doc-1's batch after it and
     dies before applying it. Worker 3 must still find that batch and apply it without the LM.
     """
-    stack = await stack_factory(Decisions(extract={"[doc-1]": ["Decided again by the LM."]}))
+    # What the LM would decide for doc-1, were it asked again (it must not be).
+    stack = await stack_factory(Decisions(extract={"[doc-1]": ["The ferry resumed service."]}))
     kafka = stack.settings.kafka
     changelog = stack.topic(TopicName.FACT_EDITS)
     # Worker 1's transactional producer, "killed" with a transaction open on every changelog
