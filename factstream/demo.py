@@ -28,6 +28,7 @@ from factstream.demo_story import (
     ask_before_and_after,
     find_change,
     grounding_from_metrics,
+    lm_calls_from_metrics,
     question_for,
 )
 from factstream.eval.grounding_audit import AuditReport, audit_edits
@@ -56,6 +57,7 @@ class DemoResult:
     story: Story
     audit: AuditReport
     timings: dict[str, float] = field(default_factory=dict)
+    lm_calls: dict[str, int] = field(default_factory=dict)
 
     def to_json(self, model: str, data: Path) -> dict[str, Any]:
         """The figures of this run, as the results file keeps them."""
@@ -70,6 +72,7 @@ class DemoResult:
             "facts": len(self.facts),
             "facts_true": sum(f.truth for f in self.facts),
             "edits_by_op": dict(sorted(self.ops.items())),
+            "worker_lm_calls": self.lm_calls,
             "story": self.story.to_json(),
             "audit": self.audit.to_json(),
         }
@@ -155,4 +158,5 @@ async def run_demo(
     timings["story"] = time.monotonic() - mark
     audit = audit_edits(edits, documents)
     seconds = time.monotonic() - started
-    return DemoResult(namespace, report, facts, ops, seconds, log, story, audit, timings)
+    calls = lm_calls_from_metrics(metrics)
+    return DemoResult(namespace, report, facts, ops, seconds, log, story, audit, timings, calls)

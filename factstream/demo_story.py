@@ -29,8 +29,10 @@ __all__ = [
     "Story",
     "TruthChange",
     "ask_before_and_after",
+    "figures_markdown",
     "find_change",
     "grounding_from_metrics",
+    "lm_calls_from_metrics",
     "question_for",
     "story_lines",
 ]
@@ -166,6 +168,16 @@ def grounding_from_metrics(text: str) -> Grounding | None:
     return Grounding(outcomes["kept"], outcomes["refused"], dict(sorted(reasons.items())))
 
 
+def lm_calls_from_metrics(text: str) -> dict[str, int]:
+    """The worker's LM calls by outcome (ok, cached, error, invalid_output)."""
+    calls: Counter[str] = Counter()
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "factstream_lm_requests_total":
+                calls[sample.labels["outcome"]] += int(sample.value)
+    return dict(sorted(calls.items()))
+
+
 def _asked_lines(label: str, asked: Asked) -> list[str]:
     lines = [f"  {label} (as of {asked.as_of:%Y-%m-%d %H:%M:%S}): {asked.answer}"]
     lines += [
@@ -210,3 +222,44 @@ def story_lines(story: Story) -> list[str]:
             f"({grounding.share_kept:.1%}); refused by reason: {reasons}."
         )
     return lines
+
+
+def figures_markdown(figures: Mapping[str, Any]) -> str:
+    """The results file of a demo run (``DemoResult.to_json``) as the table docs/demo.md quotes."""
+    timings = figures["timings"]
+    steps = ", ".join(f"{step} {seconds:.0f} s" for step, seconds in timings.items())
+    ops = ", ".join(f"{op} {n}" for op, n in figures["edits_by_op"].items()) or "none"
+    rows = [
+        ("model", f"`{figures['model']}`"),
+        ("documents", f"{figures['documents']} (`{figures['data']}`)"),
+        ("time", f"{figures['seconds']:.0f} s ({steps})"),
+        ("facts", f"{figures['facts']} ({figures['facts_true']} true); edits by op: {ops}"),
+    ]
+    calls = figures.get("worker_lm_calls") or {}
+    if calls:
+        said = ", ".join(f"{outcome} {n}" for outcome, n in calls.items())
+        rows.append(("worker's LM calls", f"{sum(calls.values())} ({said})"))
+    grounding = figures["story"]["grounding"]
+    if grounding is not None and grounding["share_kept"] is not None:
+        seen = grounding["kept"] + grounding["refused"]
+        reasons = ", ".join(f"{r} {n}" for r, n in grounding["by_reason"].items()) or "none"
+        rows.append(
+            (
+                "grounding check",
+                f"kept {grounding['kept']} of {seen} ({grounding['share_kept']:.1%}); "
+                f"refused: {reasons}",
+            )
+        )
+    audit = figures["audit"]
+    rows.append(
+        (
+            "audit of kept facts",
+            f"{audit['flagged_documents']} of {audit['documents_with_kept_facts']} documents "
+            f"with kept facts flagged ({audit['kept_facts']} facts)",
+        )
+    )
+    change = figures["story"]["change"]
+    if change is not None:
+        rows.append(("truth changed", f"{change['op']} by `{change['document']['id']}`"))
+    table = ["| what | figure |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows)]
+    return "\n".join(table) + "\n"

@@ -15,6 +15,7 @@ from factstream.demo_story import (
     ask_before_and_after,
     find_change,
     grounding_from_metrics,
+    lm_calls_from_metrics,
     question_for,
     story_lines,
 )
@@ -87,3 +88,12 @@ def test_the_grounding_share_is_read_from_the_workers_counters() -> None:
     assert grounding == Grounding(45, 7, {"placeholder": 1, "ungrounded_entity": 6})
     assert grounding.share_kept == 45 / 52
     assert grounding_from_metrics("") is None
+
+
+def test_lm_calls_are_read_by_outcome() -> None:
+    registry = CollectorRegistry()
+    lm = LMMetrics.create(registry)
+    lm.requests.labels("extract_facts", "m", "ok").inc(40)
+    lm.requests.labels("classify_facts", "m", "ok").inc(30)
+    lm.requests.labels("extract_facts", "m", "cached").inc(2)
+    assert lm_calls_from_metrics(generate_latest(registry).decode()) == {"cached": 2, "ok": 70}
