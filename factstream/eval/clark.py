@@ -134,13 +134,7 @@ class _Asker:
 
     def __init__(self, clients: Clients, settings: Settings, namespace: str) -> None:
         self.clients, self.namespace = clients, namespace
-        self.engine = QueryEngine(
-            clients.store,
-            clients.embedder,
-            clients.runner,
-            settings.api,
-            alpha=settings.editor.alpha,
-        )
+        self.engine = QueryEngine.of(clients, settings)
         self.limit = asyncio.Semaphore(settings.lm.max_concurrency)
 
     async def ask(self, question: ClarkQuestion) -> tuple[str | None, str | None]:
