@@ -39,6 +39,8 @@ Scope = Literal["none", "during", "before", "after", "past"]
 # The scopes whose interval comes from an event's fact.
 ANCHORED_SCOPES: tuple[Scope, ...] = ("during", "before", "after")
 _EVENT_MAX_CHARS = 200
+# Question words that may stand between two words of the event (see ``event_span``).
+_SKIPPED_WORDS = 2
 
 
 class PlanTimeContext(BaseModel):
@@ -96,7 +98,11 @@ def _words(text: str) -> str:
 
 
 def event_span(question: str, event: str) -> tuple[int, int] | None:
-    """Where the event's words stand in the question (case and punctuation aside), if they do.
+    """Where the event's words stand in the question, in order, if they do.
+
+    Case and punctuation aside, and up to ``_SKIPPED_WORDS`` of the question's words may
+    stand between two of the event's (a small model drops "the": "Smith was mayor" for
+    "Smith was the mayor"); every word of the event must be the question's.
 
     Returns:
         The span of ``question`` from the event's first word to its last, or None.
@@ -104,7 +110,7 @@ def event_span(question: str, event: str) -> tuple[int, int] | None:
     words = re.findall(r"\w+", event)
     if not words:
         return None
-    gap = r"\W+"
+    gap = rf"\W+(?:\w+\W+){{0,{_SKIPPED_WORDS}}}?"
     pattern = r"\b" + gap.join(re.escape(w) for w in words) + r"\b"
     found = re.search(pattern, question, re.IGNORECASE)
     return None if found is None else found.span()
@@ -117,7 +123,9 @@ def check_plan(ctx: PlanTimeContext, plan: TimePlan) -> None:
     if not plan.event.strip():
         raise ConstraintBroken(f'scope "{plan.scope}" needs the event\'s words in "event"')
     if event_span(ctx.question, plan.event) is None:
-        raise ConstraintBroken(f"event {plan.event!r} is not words of the question")
+        raise ConstraintBroken(
+            f"event {plan.event!r} is not words of the question; copy them from it exactly"
+        )
     if _words(plan.event) == _words(ctx.question):
         raise ConstraintBroken("the event is the whole question; copy only the event's words")
 

@@ -204,7 +204,11 @@ def test_the_cue_and_the_event_span() -> None:
     assert not has_temporal_cue("Who chairs the council?")
     span = (QUESTION.index("Smith"), QUESTION.index("?"))
     assert event_span(QUESTION, "smith was the MAYOR of springfield") == span
-    assert event_span(QUESTION, "Smith was mayor") is None
+    # Words the question has, in its order, a few of its own words between them.
+    assert event_span(QUESTION, "Smith was mayor") == (QUESTION.index("Smith"), span[1] - 15)
+    assert event_span(QUESTION, "Smith was mayor in 2001") is None  # 'in 2001' is not its
+    assert event_span(QUESTION, "mayor Smith") is None  # not in its order
+    assert event_span(QUESTION, "Smith of Springfield") is None  # too far apart
     assert _without_event(QUESTION, "Smith was the mayor of Springfield") == (
         "Who chaired the city council?"
     )
