@@ -326,6 +326,19 @@ class ApiSettings(BaseSettings):
         description="Cosine similarity floor for facts retrieved for a question.",
     )
     max_question_chars: int = Field(2000, ge=1, description="Longest question, characters.")
+    time_plan: bool = Field(
+        True,
+        description="Let the LM plan the valid time of a question the rules cannot read "
+        '("when X was CEO"), anchored on the stored interval of the fact the event names; '
+        "false: such questions read what still holds.",
+    )
+    time_plan_min_similarity: float = Field(
+        0.5,
+        ge=-1.0,
+        le=1.0,
+        description="Cosine similarity floor for the fact a time plan anchors on (below it: "
+        "no anchor, the rules' valid time stays).",
+    )
     max_choices: int = Field(20, ge=2, description="Most choices a multiple-choice question has.")
     max_body_bytes: int = Field(
         1_048_576, ge=1024, description="Largest HTTP request body, bytes (larger: 413)."

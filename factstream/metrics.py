@@ -249,6 +249,7 @@ class QueryMetrics:
 
     ask_seconds: Histogram
     questions: Counter
+    time_plans: Counter
 
     @classmethod
     def create(cls, registry: CollectorRegistry) -> QueryMetrics:
@@ -266,6 +267,13 @@ class QueryMetrics:
                 "Questions from factstream.questions, by outcome (answered, or the error code "
                 "of the answer: unauthenticated, forbidden, invalid, not_found, unavailable, "
                 "failed; skipped when no answer can be addressed).",
+                ["outcome"],
+                registry=registry,
+            ),
+            time_plans=Counter(
+                "factstream_time_plans",
+                "LM plans of a question's valid time, by outcome (anchored, past: used; "
+                "no_scope, no_anchor, unbounded, invalid, lm_error: the rules' time stayed).",
                 ["outcome"],
                 registry=registry,
             ),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -113,9 +114,24 @@ def eval_update_retrieval(
 @eval_app.command("temporal")
 def eval_temporal(
     data: Data,
-    out: Annotated[Path, typer.Option(help="Where temporal.json goes.")] = Path("eval-results"),
+    out: Annotated[Path, typer.Option(help="Where the results and plot go.")] = Path(
+        "eval-results"
+    ),
+    lm: Annotated[
+        bool, typer.Option("--lm", help="Answer with the LM: exact match per --method.")
+    ] = False,
+    method: Annotated[
+        list[str], typer.Option(help="With --lm: erase or rag; repeat to run both.")
+    ] = ["erase"],  # noqa: B006 - typer reads the default, nothing mutates it
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="With --lm: only the first N questions.")
+    ] = None,
 ) -> None:
-    """Valid-time retrieval (no LM): is the fact that held on the day asked about ranked first?"""
+    """Valid time: is the fact that held on the day asked about ranked first (no LM), or,
+    with --lm, does the LM answer with it?"""
+    if lm:
+        _eval_temporal_lm(data, out, method, limit)
+        return
     from rich.progress import Progress
 
     from factstream.eval.temporal import run_temporal_eval
@@ -144,6 +160,42 @@ def eval_temporal(
     )
     console.print(table)
     console.print(f"report: {out / 'temporal.json'}", markup=False)
+
+
+def _eval_temporal_lm(data: Path, out: Path, methods: list[str], limit: int | None) -> None:
+    from rich.progress import Progress
+
+    from factstream.eval.report import latest_results, plot_exact_match, write_results
+    from factstream.eval.temporal_lm import GROUPS, LM_METHODS, run_temporal_lm
+
+    unknown = [m for m in methods if m not in LM_METHODS]
+    if unknown:
+        raise typer.BadParameter(f"unknown method {unknown[0]!r}; one of {', '.join(LM_METHODS)}")
+    settings = load_settings()
+    for name in methods:
+        with Progress(console=console) as bar:
+            task = bar.add_task(f"{name}: asking", total=limit)
+            tick = functools.partial(bar.advance, task)
+            run = run_temporal_lm(settings, data, name, limit, tick)  # type: ignore[arg-type]
+            results = asyncio.run(run)
+        path = write_results(out, f"temporal-lm-{name}", results)
+        table = Table("questions", "asked", "exact match")
+        for group in GROUPS:
+            row = results["by_group"][group]
+            accuracy = "-" if row["accuracy"] is None else f"{row['accuracy']:.1%}"
+            table.add_row(group, str(row["asked"]), accuracy)
+        console.print(table)
+        console.print(
+            f"{name}: {results['correct']}/{results['asked']} correct (chance "
+            f"{results['chance']:.1%}), {results['tokens']['total']} LM tokens, "
+            f"{results['seconds']['wall']} s -> {path}",
+            markup=False,
+        )
+    title = "CLARK-News dated questions: exact match per method"
+    plot = plot_exact_match(
+        latest_results(out, "temporal-lm"), out / "temporal-lm.png", title, GROUPS
+    )
+    console.print(f"plot: {plot}", markup=False)
 
 
 @eval_app.command("clark")

@@ -3,7 +3,7 @@
 A quoted table sits between ``<!-- eval-table:start KIND: FILE [FILE ...] -->`` and
 ``<!-- eval-table:end -->``; ``tests/unit/test_readme.py`` keeps it equal to what this
 module renders from the named files. ``python -m factstream.eval.tables KIND FILE ...``
-prints one (kinds: floor, update-retrieval, clark, temporal).
+prints one (kinds: floor, update-retrieval, clark, temporal, temporal-lm).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ __all__ = [
     "clark_markdown",
     "floor_markdown",
     "render",
+    "temporal_lm_markdown",
     "temporal_markdown",
     "update_retrieval_markdown",
 ]
@@ -140,11 +141,38 @@ def temporal_markdown(reports: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(_table(["mode", "ranked first", f"in top {top_k}", *positions], rows)) + "\n"
 
 
+def temporal_lm_markdown(results: Sequence[Mapping[str, Any]]) -> str:
+    """``factstream eval temporal --lm`` results files, one row per method."""
+    first = results[0]
+    groups = list(first["by_group"])
+    rows = [
+        (
+            r["method"],
+            *(
+                f"{g['correct']}/{g['asked']} ({_pct(g['accuracy'])})"
+                for g in (r["by_group"][name] for name in groups)
+            ),
+            _pct(r["chance"]),
+            f"{r['tokens']['total']:,}",
+            f"{r['seconds']['ask']:,.0f}",
+        )
+        for r in results
+    ]
+    lines = [
+        f"{first['asked']} questions per method, LM {first['lm']['model']}, "
+        f"embeddings {first['embed_model']}.",
+        "",
+        *_table(["method", *groups, "chance", "LM tokens", "ask seconds"], rows),
+    ]
+    return "\n".join(lines) + "\n"
+
+
 RENDERERS: dict[str, Callable[[Sequence[Any]], str]] = {
     "floor": floor_markdown,
     "update-retrieval": update_retrieval_markdown,
     "clark": clark_markdown,
     "temporal": temporal_markdown,
+    "temporal-lm": temporal_lm_markdown,
 }
 
 

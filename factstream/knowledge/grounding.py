@@ -35,7 +35,14 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any, Literal
 
-from factstream.prompts import answer, classify_fact, classify_facts, extract_facts, rewrite_fact
+from factstream.prompts import (
+    answer,
+    classify_fact,
+    classify_facts,
+    extract_facts,
+    plan_time,
+    rewrite_fact,
+)
 from factstream.prompts.models import DocumentView, Prompt
 
 __all__ = [
@@ -268,6 +275,7 @@ _PROBES: Mapping[str, Callable[[], list[Any]]] = {
             question="zqxquestion", facts=(answer.FactWithHistory(text="zqxfact"),)
         )
     ],
+    "plan_time": lambda: [plan_time.PlanTimeContext(question="zqxquestion")],
 }
 
 
