@@ -2,53 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from fixtures.decisions import Decisions
 from fixtures.editing import NOW, SOURCE, Harness, doc
+from fixtures.slow_lm import SlowLM
 
 from factstream.knowledge.pipeline import EditContext, edit_document, to_records
-from factstream.lm.base import Completion, CompletionRequest, Usage
 from factstream.tasks.runner import TaskRunner
-
-
-class SlowLM:
-    """Answers from ``decisions`` after ``delay`` seconds; records when each task ran."""
-
-    def __init__(self, decisions: Decisions, delay: float = 0.05) -> None:
-        self.decisions, self.delay = decisions, delay
-        self.spans: list[tuple[str, float, float]] = []  # (task, start, end)
-        self.most = self.now = 0
-
-    @property
-    def model(self) -> str:
-        return "slow"
-
-    async def complete(self, request: CompletionRequest) -> Completion:
-        loop = asyncio.get_running_loop()
-        start = loop.time()
-        self.now += 1
-        self.most = max(self.most, self.now)
-        try:
-            await asyncio.sleep(self.delay)
-        finally:
-            self.now -= 1
-        self.spans.append((str(request.prompt).split(".")[0], start, loop.time()))
-        text = self.decisions.answer(request.prompt, request.messages[-1].content)
-        return Completion(text, Usage(1, 1), self.model, "stop")
-
-    async def aclose(self) -> None:
-        return None
-
-    def overlap(self, a: str, b: str) -> bool:
-        """Some call of task ``a`` ran while one of task ``b`` did."""
-        return any(
-            s1 < e2 and s2 < e1
-            for t1, s1, e1 in self.spans
-            for t2, s2, e2 in self.spans
-            if (t1, t2) == (a, b)
-        )
-
 
 DECISIONS = Decisions(
     extract={
