@@ -75,6 +75,10 @@ async def test_a_window_of_8_on_a_conflicting_stream_equals_one_at_a_time(
     ops = actual.ops()
     assert {"add", "invalidate", "rewrite", "close", "reinforce"} <= ops.keys(), ops
     again = redecisions(stack)
+    print(
+        f"\nconflict-30 W=1 vs W={WINDOW}: equal; {len(actual.edits)} edits {ops}; "
+        f"re-decisions {dict(again)}"
+    )
     assert sum(again.values()) > 0, "no document was decided again: the stream did not conflict"
     assert stack.lm_stats()["max_in_flight"] > 2  # several documents' calls at once
 
