@@ -254,6 +254,14 @@ class EditorSettings(BaseSettings):
         description="Blast radius: a document may invalidate, close or rewrite at most this "
         "many facts; over it goes to the review topic and nothing is applied.",
     )
+    window: int = Field(
+        1,
+        ge=1,
+        le=256,
+        description="Documents of one partition decided at once against the knowledge base "
+        "as it stands, then committed in input order (a changed candidate set is decided "
+        "again); their LM calls also share FACTSTREAM_LM_MAX_CONCURRENCY. 1: one at a time.",
+    )
 
     @field_validator("classify_prompt", "classify_fact_prompt", "rewrite_prompt", "extract_prompt")
     @classmethod
