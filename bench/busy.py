@@ -31,6 +31,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from bench.bounds import bound, goals, lm_bound
 from bench.corpus import load, stream_documents, stub_rules
 from bench.harness import Deployment
@@ -89,7 +91,7 @@ async def _wait_for(
         now = time.monotonic()
         try:
             samples = await scrape(port)
-        except OSError:  # the worker's /metrics is not up yet
+        except httpx.HTTPError:  # the worker's /metrics is not up yet
             samples = Samples({})
         most = max(most, int(samples.total(_IN_FLIGHT)))
         if samples.total(_DOCS) >= documents:
