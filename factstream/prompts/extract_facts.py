@@ -27,6 +27,7 @@ reactions and small talk state nothing. Same answer and checks as v2.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -270,16 +271,9 @@ def extract_facts_v3(ctx: ExtractFactsContext) -> list[Message]:
     return [Message(role="system", content=_SYSTEM_V3), Message(role="user", content=user)]
 
 
-V3: Prompt[ExtractFactsContext, StructuredFacts] = Prompt(
-    name="extract_facts",
-    version="v3",
-    messages=extract_facts_v3,
-    response_model=StructuredFacts,
-    constraint=_schema_v2,
-    max_tokens=lambda ctx: 16 + ctx.max_facts * fact_max_tokens(_FACT_MAX_CHARS),
-    check=check_structured_facts,
-    salvage=salvage_structured_facts,
-    salvage_at_once=True,
+# v2's answer, checks and salvage; only the messages differ.
+V3: Prompt[ExtractFactsContext, StructuredFacts] = replace(
+    V2, version="v3", messages=extract_facts_v3
 )
 
 versions: dict[str, Prompt[ExtractFactsContext, Any]] = {"v1": V1, "v2": V2, "v3": V3}
