@@ -1,4 +1,4 @@
-"""What `factstream eval clark` writes: token counts from metrics, the results JSON, the plot."""
+"""What `eval clark` and `eval convo` write: LM tokens from metrics, results JSON, the plot."""
 
 from __future__ import annotations
 
@@ -40,17 +40,19 @@ def write_results(out: Path, name: str, results: Mapping[str, Any]) -> Path:
     return path
 
 
-def latest_results(out: Path) -> dict[str, dict[str, Any]]:
-    """The newest finished results per method among ``out/clark-*.json``."""
+def latest_results(out: Path, kind: str = "clark") -> dict[str, dict[str, Any]]:
+    """The newest finished results per method among ``out/<kind>-*.json``."""
     latest: dict[str, dict[str, Any]] = {}
-    for path in sorted(out.glob("clark-*.json")):  # names sort by start time
+    for path in sorted(out.glob(f"{kind}-*.json")):  # names sort by start time
         data = orjson.loads(path.read_bytes())
-        if isinstance(data, dict) and data.get("kind") == "clark" and "method" in data:
+        if isinstance(data, dict) and data.get("kind") == kind and "method" in data:
             latest[str(data["method"])] = data
     return latest
 
 
-def plot_accuracy(results: Mapping[str, Mapping[str, Any]], path: Path) -> Path:
+def plot_accuracy(
+    results: Mapping[str, Mapping[str, Any]], path: Path, title: str = "CLARK-News"
+) -> Path:
     """A PNG of accuracy over the checkpoints, one line per method."""
     import matplotlib
 
@@ -69,7 +71,7 @@ def plot_accuracy(results: Mapping[str, Mapping[str, Any]], path: Path) -> Path:
     ax.set_xticks([20, 40, 60, 80, 100])
     ax.grid(alpha=0.3)
     ax.legend()
-    ax.set_title("CLARK-News: accuracy at each checkpoint")
+    ax.set_title(f"{title}: accuracy at each checkpoint")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
