@@ -195,3 +195,21 @@ def test_the_speaker_says_their_own_news_in_the_first_person() -> None:
 def test_impossible_knobs_are_refused(people: int) -> None:
     with pytest.raises(ValueError, match="people"):
         WorldConfig(people=people)
+
+
+def test_the_results_table_renders_convo_runs(tmp_path: Path) -> None:
+    from factstream.eval.tables import render
+
+    run = {
+        "method": "erase",
+        "documents": 3,
+        "asked": 2,
+        "accuracy": 0.5,
+        "lm": {"model": "m"},
+        "checkpoints": [{"share": 1.0, "accuracy": 0.5}],
+        "per_updates": {"0": 1.0, "1": 0.0},  # no question with two updates
+        "tokens": {"ingest": {}, "ask": {}},
+    }
+    path = tmp_path / "convo.json"
+    path.write_text(json.dumps(run))
+    assert "| erase | 50.0% | 50.0% | 100.0 / 0.0 / -% | 0 + 0 |" in render("convo", [path])
