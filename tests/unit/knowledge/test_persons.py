@@ -8,9 +8,11 @@ from datetime import UTC, datetime
 import pytest
 from fixtures.decisions import Decisions
 from fixtures.editing import NS, Harness
+from hypothesis import given
+from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
-from factstream.knowledge.persons import said_by, unresolved_person
+from factstream.knowledge.persons import PRONOUNS, said_by, unresolved_person
 from factstream.metrics import LMMetrics
 from factstream.tasks.runner import TaskRunner
 from factstream.topics.records import Document, EditOp, Turn
@@ -102,3 +104,15 @@ async def test_an_article_keeps_the_article_prompt_and_no_speaker() -> None:
     )
     [edit] = await h.feed(article)
     assert edit.said_by is None and edit.decided_by.prompt_version == "extract_facts.v2"
+
+
+@given(
+    st.lists(st.sampled_from(["Ana", "Silva", "lives", "in", "Lisbon", "works", "at", "US"])),
+    st.sampled_from(sorted(PRONOUNS - {"i"}) + ["I"]),
+    st.integers(0, 8),
+)
+def test_a_pronoun_anywhere_is_found(words: list[str], pronoun: str, at: int) -> None:
+    assert unresolved_person(" ".join(words) + ".") is None
+    words.insert(min(at, len(words)), pronoun)
+    refusal = unresolved_person(" ".join(words) + ".")
+    assert refusal is not None and refusal.detail == pronoun
