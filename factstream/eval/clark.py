@@ -42,6 +42,7 @@ from factstream.eval.protocol import (
     truncate,
 )
 from factstream.eval.report import tokens_by_task, total_tokens
+from factstream.eval.skipped import skipped_documents
 from factstream.knowledge.query import AskRequest, QueryEngine
 from factstream.ops.waiting import wait_applied
 from factstream.services.process import free_port
@@ -226,6 +227,7 @@ async def run_clark(run: ClarkRun, progress: Progress | None = None) -> dict[str
                     progress.advance,
                     run.timeout_s,
                     alive=worker.alive,
+                    settled=lambda: skipped_documents(settings.kafka),
                 )
                 sent += len(due)
                 t1 = time.monotonic()
@@ -234,6 +236,7 @@ async def run_clark(run: ClarkRun, progress: Progress | None = None) -> dict[str
                 answers += rows
                 checkpoint_rows.append(_checkpoint_row(cp, sent, rows))
             ingest_tokens = await _scrape_tokens(metrics_port)
+            skipped = await skipped_documents(settings.kafka)
         finally:
             await publisher.stop()
             stop_parts([worker], grace_s=60)
@@ -269,6 +272,8 @@ async def run_clark(run: ClarkRun, progress: Progress | None = None) -> dict[str
             "wall": round(time.monotonic() - started, 1),
         },
         "failed_answers": sum(a["error"] is not None for a in answers),
+        # Documents the worker settled without edits: id -> dead_letter or review.
+        "skipped_documents": skipped,
         "worker_log": str(log),
         "answers": answers,
     }
