@@ -218,6 +218,12 @@ class EditorSettings(BaseSettings):
         "Prompt version of extraction: v2 answers structured facts (subject, relation, "
         "object, time expression) with valid intervals, v1 texts.",
     )
+    extract_conversation_prompt: str = _prompt_version(
+        "extract_facts",
+        "extract_facts.v3",
+        "Prompt version of extraction from a conversation chunk with turns: v3 is v2 with "
+        "first and second person resolved to the speakers.",
+    )
     grounding: bool = Field(
         True,
         description="Refuse added and rewritten facts not grounded in their document: prompt "
@@ -263,7 +269,13 @@ class EditorSettings(BaseSettings):
         "again); their LM calls also share FACTSTREAM_LM_MAX_CONCURRENCY. 1: one at a time.",
     )
 
-    @field_validator("classify_prompt", "classify_fact_prompt", "rewrite_prompt", "extract_prompt")
+    @field_validator(
+        "classify_prompt",
+        "classify_fact_prompt",
+        "rewrite_prompt",
+        "extract_prompt",
+        "extract_conversation_prompt",
+    )
     @classmethod
     def _registered(cls, prompt_id: str) -> str:
         # Imported here: the registry pulls in every prompt module, settings need none.

@@ -1,4 +1,4 @@
-"""``factstream eval``: the evaluations on CLARK-News, their tables and JSON reports."""
+"""``factstream eval``: the evaluations on CLARK-News and generated worlds, tables and JSON."""
 
 from __future__ import annotations
 
@@ -18,9 +18,12 @@ from factstream.console import console
 
 __all__ = ["eval_app"]
 
-eval_app = typer.Typer(help="Evaluations on CLARK-News.", no_args_is_help=True)
+eval_app = typer.Typer(help="Evaluations on CLARK-News and generated worlds.", no_args_is_help=True)
 
-Data = Annotated[Path, typer.Option(exists=True, file_okay=False, help="CLARK-News folder.")]
+Data = Annotated[
+    Path,
+    typer.Option(exists=True, file_okay=False, help="CLARK-News or a generated world's folder."),
+]
 JsonOut = Annotated[Path | None, typer.Option("--json", help="Also write the report here.")]
 
 
@@ -196,39 +199,78 @@ def _eval_temporal_lm(data: Path, out: Path, methods: list[str], limit: int | No
         latest_results(out, "temporal-lm"), out / "temporal-lm.png", title, GROUPS
     )
     console.print(f"plot: {plot}", markup=False)
+Methods = Annotated[
+    list[str],
+    typer.Option(help="erase, fact-rag or rag; repeat to run several, one after the other."),
+]
+LmUrl = Annotated[
+    str | None, typer.Option(help="Any OpenAI-compatible server, e.g. vLLM on a GPU.")
+]
+Out = Annotated[Path, typer.Option(help="Where results JSON and the plot go.")]
 
 
 @eval_app.command("clark")
 def eval_clark(
     data: Data,
-    method: Annotated[
-        list[str],
-        typer.Option(help="erase, fact-rag or rag; repeat to run several, one after the other."),
-    ] = ["erase"],  # noqa: B006 - typer reads the default, nothing mutates it
+    method: Methods = ["erase"],  # noqa: B006 - typer reads the default, nothing mutates it
     limit: Annotated[
         int | None, typer.Option(min=1, help="Stream only the first N documents (quick runs).")
     ] = None,
-    lm_url: Annotated[
-        str | None, typer.Option(help="Any OpenAI-compatible server, e.g. vLLM on a GPU.")
-    ] = None,
-    out: Annotated[Path, typer.Option(help="Where results JSON and the plot go.")] = Path(
-        "eval-results"
-    ),
+    lm_url: LmUrl = None,
+    out: Out = Path("eval-results"),
     seed: Annotated[int, typer.Option(help="Seed of the unchanged-question sample.")] = 0,
 ) -> None:
     """The ERASE paper's protocol: stream through the worker, ask at the checkpoints, score."""
+    _run_protocol(data, method, out, limit, seed, lm_url, "clark")
+
+
+@eval_app.command("convo")
+def eval_convo(
+    seed: Annotated[int, typer.Option(help="The world's seed (and the question sample's).")] = 0,
+    people: Annotated[int, typer.Option(min=2, max=25, help="People in the world.")] = 5,
+    steps: Annotated[int, typer.Option(min=0, help="Steps of the world's chain.")] = 4,
+    changes: Annotated[int, typer.Option(min=1, max=8, help="Transitions per step.")] = 2,
+    data: Annotated[
+        Path | None,
+        typer.Option(file_okay=False, help="A generated world's folder (default: generate one)."),
+    ] = None,
+    method: Methods = ["erase"],  # noqa: B006 - typer reads the default, nothing mutates it
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N documents.")] = None,
+    lm_url: LmUrl = None,
+    out: Out = Path("eval-results"),
+) -> None:
+    """The same protocol on a generated world of conversations (factstream world generate)."""
+    from factstream.world.generate import WorldConfig, generate_world, write_world
+
+    if data is None:
+        data = out / f"world-{seed}-{people}p-{steps}s-{changes}c"
+        write_world(generate_world(WorldConfig(seed, people, steps, changes)), data)
+        console.print(f"world: {data}", markup=False)
+    _run_protocol(data, method, out, limit, seed, lm_url, "convo")
+
+
+def _run_protocol(
+    data: Path,
+    methods: list[str],
+    out: Path,
+    limit: int | None,
+    seed: int,
+    lm_url: str | None,
+    kind: str,
+) -> None:
+    """Run each method on ``data`` through a real worker; tables, JSON and the plot."""
     from factstream.eval.clark import METHODS, ClarkRun, run_clark
     from factstream.eval.progress import RichProgress
     from factstream.eval.report import latest_results, plot_accuracy, write_results
 
-    unknown = [m for m in method if m not in METHODS]
+    unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise typer.BadParameter(f"unknown method {unknown[0]!r}; one of {', '.join(METHODS)}")
-    for name in method:
-        run = ClarkRun(data, name, out, limit, seed, lm_url)  # type: ignore[arg-type]
+    for name in methods:
+        run = ClarkRun(data, name, out, limit, seed, lm_url, kind=kind)  # type: ignore[arg-type]
         with RichProgress(console, name) as progress:
             results = asyncio.run(run_clark(run, progress))
-        path = write_results(out, f"clark-{results['run']}", results)
+        path = write_results(out, f"{kind}-{results['run']}", results)
         table = Table("checkpoint", "documents", "asked", "changed", "exact match")
         for cp in results["checkpoints"]:
             accuracy = "-" if cp["accuracy"] is None else f"{cp['accuracy']:.1%}"
@@ -244,5 +286,6 @@ def eval_clark(
             f"{name}: {results['correct']}/{results['asked']} correct, "
             f"{results['tokens']['total']} LM tokens, {results['seconds']['wall']} s -> {path}"
         )
-    plot = plot_accuracy(latest_results(out), out / "clark-accuracy.png")
+    title = "CLARK-News" if kind == "clark" else "conversations"
+    plot = plot_accuracy(latest_results(out, kind), out / f"{kind}-accuracy.png", title)
     console.print(f"plot: {plot}")

@@ -3,7 +3,7 @@
 A quoted table sits between ``<!-- eval-table:start KIND: FILE [FILE ...] -->`` and
 ``<!-- eval-table:end -->``; ``tests/unit/test_readme.py`` keeps it equal to what this
 module renders from the named files. ``python -m factstream.eval.tables KIND FILE ...``
-prints one (kinds: floor, update-retrieval, clark, temporal, temporal-lm).
+prints one (kinds: floor, update-retrieval, clark, convo, temporal, temporal-lm).
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def _tokens(phase: Mapping[str, Mapping[str, int]]) -> int:
 
 
 def clark_markdown(results: Sequence[Mapping[str, Any]]) -> str:
-    """``factstream eval clark`` results files, one row per method."""
+    """``factstream eval clark`` (or ``eval convo``) results files, one row per method."""
     first = results[0]
     shares = [cp["share"] for cp in first["checkpoints"]]
     rows = []
@@ -102,7 +102,10 @@ def clark_markdown(results: Sequence[Mapping[str, Any]]) -> str:
                 r["method"],
                 *(_pct(by_share.get(share)) for share in shares),
                 _pct(r["accuracy"]),
-                " / ".join(f"{100 * updates[k]:.1f}" for k in ("0", "1", "2+")) + "%",
+                " / ".join(
+                    f"{100 * updates[k]:.1f}" if k in updates else "-" for k in ("0", "1", "2+")
+                )
+                + "%",
                 f"{_tokens(r['tokens']['ingest']):,} + {_tokens(r['tokens']['ask']):,}",
             )
         )
@@ -171,6 +174,7 @@ RENDERERS: dict[str, Callable[[Sequence[Any]], str]] = {
     "floor": floor_markdown,
     "update-retrieval": update_retrieval_markdown,
     "clark": clark_markdown,
+    "convo": clark_markdown,  # the same runner's results, on a generated world
     "temporal": temporal_markdown,
     "temporal-lm": temporal_lm_markdown,
 }

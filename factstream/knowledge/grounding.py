@@ -56,12 +56,17 @@ __all__ = [
     "prompt_texts",
 ]
 
-RefusalReason = Literal["prompt_text", "placeholder", "ungrounded_entity", "ungrounded_number"]
+# unresolved_person: a conversation's fact still in the first or second person
+# (:mod:`factstream.knowledge.persons` checks it).
+RefusalReason = Literal[
+    "prompt_text", "placeholder", "ungrounded_entity", "ungrounded_number", "unresolved_person"
+]
 REASONS: tuple[RefusalReason, ...] = (
     "prompt_text",
     "placeholder",
     "ungrounded_entity",
     "ungrounded_number",
+    "unresolved_person",
 )
 
 # Six words: five-word runs of a worked example ("is the chief executive of") are common

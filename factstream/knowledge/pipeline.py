@@ -18,6 +18,11 @@ still true, which its prompt showed). A refused add is dropped; a refused rewrit
 what a fact without a possible rewrite gets (closed or invalidated), since the document
 still made the old fact false. Each refusal is logged with the document id and counted
 (``factstream_lm_refused`` by task and reason); the document's other edits go through.
+
+Conversation chunks (documents with turns, docs/design.md section 2): extraction uses the
+conversation prompt, which resolves first and second person to the speakers; a fact still
+in the first or second person is refused (``unresolved_person``, whatever the grounding
+setting), and every added or rewritten fact records the speaker who said it (``said_by``).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import logging
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,6 +41,7 @@ from factstream.config import EditorSettings
 from factstream.embed.base import Embedder, Vector
 from factstream.knowledge.grounding import Refusal, check_grounded
 from factstream.knowledge.passages import passages
+from factstream.knowledge.persons import said_by, unresolved_person
 from factstream.lm.base import Usage
 from factstream.prompts.classify_facts import FALSE_LABELS, Label
 from factstream.prompts.models import DocumentView
@@ -106,6 +112,7 @@ class PlannedEdit:
         change: Invalidate, rewrite, close: an update (the world changed) or a correction
             (never true); None: not told (make_false).
         structure: Add, rewrite: the new fact's triple, where the LM could tell.
+        said_by: Add, rewrite from a conversation: the speaker who said it.
     """
 
     op: EditOp
@@ -117,6 +124,7 @@ class PlannedEdit:
     valid_to: datetime | None = None
     change: ChangeKind | None = None
     structure: FactStructure | None = None
+    said_by: str | None = None
 
     @classmethod
     def adding(
@@ -183,7 +191,9 @@ def normalise(text: str) -> str:
 
 
 def _view(doc: Document) -> DocumentView:
-    return DocumentView(text=doc.text, timestamp=doc.timestamp, title=doc.title)
+    return DocumentView(
+        text=doc.text, timestamp=doc.timestamp, title=doc.title, speakers=tuple(doc.speakers)
+    )
 
 
 def _decided(result: TaskResult[Any]) -> DecidedBy:
@@ -260,13 +270,13 @@ async def _rewrites(
         )
         plan.spend("rewrite", result.usage)
         rewrite = result.value
-        if rewrite is not None and ctx.settings.grounding:
-            refusal = check_grounded(
-                rewrite.text,
-                view.body,
-                hit.fact.text,
-                also=still_true,
-                date=view.timestamp,
+        if rewrite is not None and (ctx.settings.grounding or plan.document.turns):
+            refusal = _person_refusal(plan.document, rewrite.text) or (
+                check_grounded(
+                    rewrite.text, view.body, hit.fact.text, also=still_true, date=view.timestamp
+                )
+                if ctx.settings.grounding
+                else None
             )
             _count_grounding(ctx, result, refusal)
             if refusal is not None:
@@ -284,6 +294,23 @@ def _count_grounding(ctx: EditContext, result: TaskResult[Any], refusal: Refusal
         outcome = "kept" if refusal is None else "refused"
         task = result.prompt.split(".")[0]
         ctx.runner.metrics.grounded.labels(task, result.model, outcome).inc()
+
+
+def _person_refusal(doc: Document, text: str) -> Refusal | None:
+    """A conversation's fact still in the first or second person (articles: never)."""
+    return unresolved_person(text) if doc.turns else None
+
+
+def _said_by(doc: Document, planned: list[PlannedEdit]) -> list[PlannedEdit]:
+    """Adds and rewrites from a conversation, with the speaker who said each."""
+    if not doc.turns:
+        return planned
+    return [
+        replace(p, said_by=said_by(p.text, doc.turns))
+        if p.op in (EditOp.ADD, EditOp.REWRITE)
+        else p
+        for p in planned
+    ]
 
 
 def _refused(
@@ -379,7 +406,8 @@ async def edit_document(
     # Skip new facts that only restate a fact just reinforced or rewritten (ERASE A.2).
     known = {normalise(p.text) for p in plan.planned if p.op in (EditOp.REINFORCE, EditOp.REWRITE)}
     assert plan.extraction is not None  # noqa: S101 - _extract set it
-    plan.planned += _new_facts(plan.extraction.facts, known, plan.extraction.decided_by)
+    new = _new_facts(plan.extraction.facts, known, plan.extraction.decided_by)
+    plan.planned = _said_by(doc, plan.planned + new)
     return plan
 
 
@@ -424,13 +452,15 @@ async def _extract(plan: EditPlan, ctx: EditContext, view: DocumentView) -> None
     if plan.extraction is not None:
         return
     doc = plan.document
+    cfg = ctx.settings
+    prompt = cfg.extract_conversation_prompt if doc.turns else cfg.extract_prompt
     with timed(plan.timings, "extract"):
-        extracted = await extract_new_facts(ctx.runner, view, prompt=ctx.settings.extract_prompt)
+        extracted = await extract_new_facts(ctx.runner, view, prompt=prompt)
     plan.spend("extract", extracted.usage)
     grounded = []
     for fact in extracted.value:
-        refusal = None
-        if ctx.settings.grounding:
+        refusal = _person_refusal(doc, fact.text)
+        if refusal is None and cfg.grounding:
             refusal = check_grounded(fact.text, view.body, date=view.timestamp)
             _count_grounding(ctx, extracted, refusal)
         if refusal is None:
@@ -503,6 +533,7 @@ def to_records(plan: EditPlan, source: InputRef, now: datetime | None = None) ->
                 valid_from=p.valid_from,
                 valid_to=p.valid_to,
                 change=p.change,
+                said_by=p.said_by,
                 **_structure_fields(p.structure),
             )
         )

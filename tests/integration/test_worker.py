@@ -278,7 +278,7 @@ async def test_a_world_change_closes_the_old_fact_in_weaviate(stack_factory: Sta
     assert (rewrite.op, rewrite.change, rewrite.schema_version) == (
         EditOp.REWRITE,
         ChangeKind.UPDATE,
-        2,
+        3,
     )
     # doc-3 was shown Quinn's fact only (the closed one no longer holds): it closed that.
     [close] = [e for e in await stack.changelog() if e.document_id == "doc-3"]

@@ -101,3 +101,19 @@ async def test_a_floor_above_every_similarity_hides_the_stale_fact(tmp_path: Pat
     [hybrid, _] = await evaluate_update_retrieval(store, embedder, clark, "eval", configs)
     assert hybrid.recall_at[20] == 1.0  # found without a floor ...
     assert hybrid.above_floor == 0.0 and hybrid.editor_recall == 0.0  # ... but not by the editor
+
+
+async def test_a_generated_world_is_scored_and_every_stale_fact_was_stated_first(
+    tmp_path: Path,
+) -> None:
+    from factstream.world.generate import WorldConfig, generate_world, write_world
+
+    write_world(generate_world(WorldConfig(seed=1, people=5, steps=4)), tmp_path)
+    clark = load_clark(tmp_path)
+    store, embedder = InMemoryFactStore(), HashingEmbedder()
+    assert await load_facts(store, embedder, clark, "eval") == len(clark.triples)
+    configs = retrieval_configs(EditorSettings(top_k=10, min_similarity=-1.0))
+    [hybrid, _] = await evaluate_update_retrieval(store, embedder, clark, "eval", configs)
+    # The world tells every state before the change that ends it: no change is unknowable.
+    assert hybrid.changes == len(clark.changes()) > 0 and hybrid.not_in_kb == 0
+    assert len(hybrid.ranks) == hybrid.changes
