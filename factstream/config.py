@@ -255,6 +255,37 @@ class EditorSettings(BaseSettings):
         description="Blast radius: a document may invalidate, close or rewrite at most this "
         "many facts; over it goes to the review topic and nothing is applied.",
     )
+    retrieval_first_stage: int = Field(
+        50,
+        ge=0,
+        le=1000,
+        description="Facts each retrieval query returns before the rerank that keeps top_k "
+        "(0: the store's plain hybrid search, no rerank).",
+    )
+    retrieval_names_query: bool = Field(
+        True, description="Also run a BM25 query on the names the document contains."
+    )
+    retrieval_sentences: int = Field(
+        0, ge=0, le=50, description="Also run one query per sentence, up to this many."
+    )
+    retrieval_rank: Literal["cosine", "rrf"] = Field(
+        "cosine",
+        description="Rerank by cosine with the document, or by the queries' reciprocal rank.",
+    )
+    retrieval_subject_lift: float = Field(
+        0.3,
+        ge=0.0,
+        le=2.0,
+        description="Added to the score of facts whose subject the document names; such "
+        "facts pass the similarity floor.",
+    )
+    retrieval_object_lift: float = Field(
+        0.0, ge=0.0, le=2.0, description="Added to the score of facts whose object it names."
+    )
+    retrieval_short_names: bool = Field(
+        True,
+        description="A surname or an acronym names an entity too (Emmert, NCAA).",
+    )
 
     @field_validator("classify_prompt", "classify_fact_prompt", "rewrite_prompt", "extract_prompt")
     @classmethod

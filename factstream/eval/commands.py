@@ -57,7 +57,7 @@ def eval_update_retrieval(
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N changes.")] = None,
     json_out: JsonOut = None,
 ) -> None:
-    """Recall of superseded facts by the editor's retrieval (no LM): hybrid and dense-only."""
+    """Recall of superseded facts by the editor's retrieval (no LM), per retrieval variant."""
     from rich.progress import Progress
 
     from factstream.clients import open_clients
@@ -66,12 +66,12 @@ def eval_update_retrieval(
         KS,
         evaluate_update_retrieval,
         load_facts,
-        retrieval_configs,
+        retrieval_variants,
     )
 
     settings, clark = load_settings(), load_clark(data)
     namespace = f"eval-retrieval-{datetime.now(UTC):%Y%m%d%H%M%S}"
-    configs = retrieval_configs(settings.editor)
+    configs = retrieval_variants(settings.editor)
 
     async def run() -> Any:
         async with open_clients(settings) as clients:
@@ -92,13 +92,13 @@ def eval_update_retrieval(
                 await clients.store.drop_namespace(namespace)
 
     reports = asyncio.run(run())
-    table = Table("retrieval", *(f"recall@{k}" for k in KS), "above floor", "editor sees")
+    table = Table("retrieval", *(f"recall@{k}" for k in KS), "editor sees", "ms mean / p95")
     for r in reports:
         table.add_row(
             r.config.name,
             *(f"{r.recall_at[k]:.1%}" for k in KS),
-            f"{r.above_floor:.1%}",
             f"{r.editor_recall:.1%}",
+            f"{r.ms_mean:.0f} / {r.ms_p95:.0f}",
         )
     console.print(
         f"{reports[0].changes} superseded facts in the KB when superseded "

@@ -35,6 +35,7 @@ from factstream.config import EditorSettings
 from factstream.embed.base import Embedder
 from factstream.knowledge.grounding import Refusal, check_grounded
 from factstream.knowledge.passages import passages
+from factstream.knowledge.retrieval import Retrieval, Where, editor_candidates
 from factstream.lm.base import Usage
 from factstream.prompts.classify_facts import FALSE_LABELS, Label
 from factstream.prompts.models import DocumentView
@@ -180,21 +181,10 @@ def timed(timings: dict[str, float], stage: str) -> Iterator[None]:
 
 
 async def _retrieve(doc: Document, ctx: EditContext, timings: dict[str, float]) -> list[SearchHit]:
-    cfg = ctx.settings
-    with timed(timings, "embed"):
-        vector = await ctx.embedder.embed(doc.text)
-    with timed(timings, "retrieve"):
-        return await ctx.store.search(
-            doc.namespace,
-            doc.text,
-            vector,
-            as_of=doc.timestamp,
-            top_k=cfg.top_k,
-            min_similarity=cfg.min_similarity,
-            alpha=cfg.alpha,
-            # Facts that still hold at the event time or later; ended ones are history.
-            valid=ValidInterval(doc.timestamp, None),
-        )
+    # Facts that still hold at the event time or later; ended ones are history.
+    where = Where(doc.namespace, doc.timestamp, ValidInterval(doc.timestamp, None))
+    how = Retrieval.from_settings(ctx.settings)
+    return await editor_candidates(ctx.store, ctx.embedder, where, doc.text, how, timings)
 
 
 async def _classify(
