@@ -18,7 +18,7 @@ from datetime import timedelta
 
 from factstream.config import EditorSettings
 from factstream.embed.base import Embedder
-from factstream.eval.datasets import Change, Clark, verbalise
+from factstream.eval.datasets import Change, Clark, ClarkDocument, verbalise
 from factstream.knowledge.retrieval import Retrieval, Where, pool_depth, ranked_candidates
 from factstream.store.base import FactStore, StoredFact
 from factstream.temporal.intervals import ValidInterval
@@ -80,23 +80,43 @@ def _fact_id(triple_index: int) -> str:
     return str(uuid.uuid5(_IDS, str(triple_index)))
 
 
-def _facts(clark: Clark, namespace: str) -> list[Fact]:
+def _closings(clark: Clark) -> dict[int, ClarkDocument]:
+    """Each superseded triple and the document that supersedes it (the first, if several)."""
+    found: dict[int, ClarkDocument] = {}
+    for change in clark.changes():
+        doc = clark.documents[change.new.document_id]
+        old = found.get(change.stale.index)
+        if old is None or doc.position < old.position:
+            found[change.stale.index] = doc
+    return found
+
+
+def _facts(clark: Clark, namespace: str, *, edited: bool) -> list[Fact]:
+    closings = _closings(clark) if edited else {}
     facts = []
     for triple in clark.triples:
         doc = clark.documents.get(triple.document_id)
         if doc is None:
             continue
         ts = doc.stream_time
-        entry = HistoryEntry(ts=ts, truth=True, document_id=doc.id, edit_id=f"eval-{triple.index}")
+        history = [HistoryEntry(ts=ts, truth=True, document_id=doc.id, edit_id=f"e-{triple.index}")]
+        closer = closings.get(triple.index)
+        if closer is not None and closer.position > doc.position:
+            edit = f"c-{triple.index}"
+            history.append(
+                HistoryEntry(
+                    ts=closer.stream_time, truth=False, document_id=closer.id, edit_id=edit
+                )
+            )
         facts.append(
             Fact(
                 fact_id=_fact_id(triple.index),
                 namespace=namespace,
                 text=verbalise(triple),
-                truth=True,
-                history=[entry],
+                truth=history[-1].truth,
+                history=history,
                 first_seen=ts,
-                last_changed=ts,
+                last_changed=history[-1].ts,
                 subject=triple.subject,
                 relation=triple.relation,
                 object=triple.object,
@@ -105,9 +125,15 @@ def _facts(clark: Clark, namespace: str) -> list[Fact]:
     return facts
 
 
-async def load_facts(store: FactStore, embedder: Embedder, clark: Clark, namespace: str) -> int:
-    """Insert every triple of the stream as a fact, true from its document's time."""
-    facts = _facts(clark, namespace)
+async def load_facts(
+    store: FactStore, embedder: Embedder, clark: Clark, namespace: str, *, edited: bool = False
+) -> int:
+    """Insert every triple of the stream as a fact, true from its document's time.
+
+    ``edited``: each superseded fact turns false when the document superseding it arrives
+    (the KB a perfect editor keeps); otherwise every fact stays true (the stream alone).
+    """
+    facts = _facts(clark, namespace, edited=edited)
     vectors = await embedder.embed_batch([f.text for f in facts])
     await store.upsert(namespace, [StoredFact(f, v) for f, v in zip(facts, vectors, strict=True)])
     return len(facts)

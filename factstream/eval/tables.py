@@ -68,7 +68,8 @@ def update_retrieval_markdown(reports: Sequence[Any]) -> str:
     lines = [
         f"{first['changes']} superseded facts in the KB when superseded "
         f"({first['not_in_kb']} more come later in the stream); "
-        f"floor {config['min_similarity']}, top_k {config['top_k']}.",
+        f"floor {config['min_similarity']}, top_k {config['top_k']}"
+        + (f"; KB: {first['kb']}." if "kb" in first else "."),
         "",
         *_table(
             [*header, "ms mean / p95"] if timed else [*header[:-1], "above floor", header[-1]],

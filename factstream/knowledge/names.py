@@ -4,7 +4,8 @@ The editor's retrieval lifts facts about the entities a document names (docs/eva
 "Does retrieval find what a document supersedes?"). Names are runs of capitalised words; an
 entity counts as named by its full name, its head (before a comma or " of ": "Charles III"
 for "Charles III of the United Kingdom"), the surname of a two- or three-word person-like
-name ("Emmert" for "Mark Emmert") and the acronym of a name of three or more capitalised
+name ("Emmert" for "Mark Emmert"), the name of a regnal name ("Charles" for "Charles
+III") and the acronym of a name of three or more capitalised
 words ("NCAA"). No model, no list of entities: a regex over the text.
 """
 
@@ -19,6 +20,7 @@ _CAP = r"[A-Z][\w'’.&-]*"
 # A capitalised word, then more of them, possibly joined by a few lower-case particles.
 _NAME = re.compile(rf"{_CAP}(?:\s+(?:(?:of|the|de|da|van|von|der|du|la|le)\s+)*{_CAP})*")
 _SUFFIX = re.compile(r"[IVX]+|Jr\.?|Sr\.?")
+_REGNAL = re.compile(r"[IVX]+")
 _PARTICLES = {"of", "the", "and", "for", "de", "da", "van", "von", "der", "du", "la", "le"}
 # Capitalised at the start of a sentence, not names.
 _NOT_NAMES = {"A", "An", "The", "In", "On", "At", "It", "He", "She", "They", "This", "That"}
@@ -58,6 +60,8 @@ def aliases(name: str, *, short: bool = True) -> frozenset[str]:
             and not _SUFFIX.fullmatch(words[-1])
         ):
             found.add(words[-1])
+        if len(words) == 2 and _REGNAL.fullmatch(words[1]):
+            found.add(words[0])  # a monarch or pope by name alone: "King Charles"
     return frozenset(a for a in found if len(a) >= 2)
 
 

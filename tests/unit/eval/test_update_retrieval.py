@@ -119,3 +119,19 @@ async def test_every_variant_reports_its_time(tmp_path: Path) -> None:
     reports = await evaluate_update_retrieval(store, embedder, clark, "eval", configs)
     assert len({r.config.name for r in reports}) == len(configs) >= 10
     assert all(0 < r.ms_mean <= r.ms_p95 for r in reports)
+
+
+async def test_an_edited_kb_closes_each_superseded_fact_when_its_successor_arrives(
+    tmp_path: Path,
+) -> None:
+    clark = load_clark(_stream(tmp_path))
+    edited, stream = InMemoryFactStore(), InMemoryFactStore()
+    embedder = HashingEmbedder()
+    await load_facts(edited, embedder, clark, "eval", edited=True)
+    await load_facts(stream, embedder, clark, "eval")
+    assert (await edited.count_facts("eval")).false == 1  # Ann at Acme, closed by d3
+    assert (await stream.count_facts("eval")).false == 0
+    # Still true just before d3, so the change is scored the same way.
+    configs = retrieval_variants(EditorSettings(top_k=1, min_similarity=-1.0))[:1]
+    [report] = await evaluate_update_retrieval(edited, embedder, clark, "eval", configs)
+    assert report.ranks == [1]

@@ -26,6 +26,8 @@ def test_aliases_add_the_head_the_surname_and_the_acronym() -> None:
     # Short or numeral last words are no surname.
     assert aliases("Mohamed-Ali Cho") == {"Mohamed-Ali Cho"}
     assert "III" not in aliases("Charles III")
+    assert "Charles" in aliases("Charles III of the United Kingdom")
+    assert "Charles" not in aliases("Charles Darwin")
 
 
 def test_mentions_match_whole_words_and_capitals() -> None:
