@@ -267,6 +267,36 @@ class EditorSettings(BaseSettings):
         description="Documents of one partition decided at once against the knowledge base "
         "as it stands, then committed in input order (a changed candidate set is decided "
         "again); their LM calls also share FACTSTREAM_LM_MAX_CONCURRENCY. 1: one at a time.",
+    retrieval_first_stage: int = Field(
+        50,
+        ge=0,
+        le=1000,
+        description="Facts each retrieval query returns before the rerank that keeps top_k "
+        "(0: the store's plain hybrid search, no rerank).",
+    )
+    retrieval_names_query: bool = Field(
+        True, description="Also run a BM25 query on the names the document contains."
+    )
+    retrieval_sentences: int = Field(
+        0, ge=0, le=50, description="Also run one query per sentence, up to this many."
+    )
+    retrieval_rank: Literal["cosine", "rrf"] = Field(
+        "cosine",
+        description="Rerank by cosine with the document, or by the queries' reciprocal rank.",
+    )
+    retrieval_subject_lift: float = Field(
+        0.3,
+        ge=0.0,
+        le=2.0,
+        description="Added to the score of facts whose subject the document names; such "
+        "facts pass the similarity floor.",
+    )
+    retrieval_object_lift: float = Field(
+        0.0, ge=0.0, le=2.0, description="Added to the score of facts whose object it names."
+    )
+    retrieval_short_names: bool = Field(
+        True,
+        description="A surname or an acronym names an entity too (Emmert, NCAA).",
     )
 
     @field_validator(

@@ -55,7 +55,7 @@ def update_retrieval_markdown(reports: Sequence[Any]) -> str:
     """``factstream eval update-retrieval --json`` outputs (one or more runs).
 
     A configuration that several runs scored (dense only, in every run) is shown once, from
-    the first file that has it.
+    the first file that has it. Runs that timed retrieval add its mean and p95 per document.
     """
     rows: dict[str, Mapping[str, Any]] = {}
     for run in reports:
@@ -64,19 +64,23 @@ def update_retrieval_markdown(reports: Sequence[Any]) -> str:
     first = next(iter(rows.values()))
     config = first["config"]
     ks = sorted(first["recall_at"], key=int)
+    timed = "ms_mean" in first
+    header = ["retrieval", *(f"recall@{k}" for k in ks), "editor sees"]
     lines = [
         f"{first['changes']} superseded facts in the KB when superseded "
         f"({first['not_in_kb']} more come later in the stream); "
-        f"floor {config['min_similarity']}, top_k {config['top_k']}.",
+        f"floor {config['min_similarity']}, top_k {config['top_k']}"
+        + (f"; KB: {first['kb']}." if "kb" in first else "."),
         "",
         *_table(
-            ["retrieval", *(f"recall@{k}" for k in ks), "above floor", "editor sees"],
+            [*header, "ms mean / p95"] if timed else [*header[:-1], "above floor", header[-1]],
             [
                 (
                     name,
                     *(_pct(r["recall_at"][k]) for k in ks),
-                    _pct(r["above_floor"]),
+                    *(() if timed else (_pct(r["above_floor"]),)),
                     _pct(r["editor_recall"]),
+                    *((f"{r['ms_mean']:.0f} / {r['ms_p95']:.0f}",) if timed else ()),
                 )
                 for name, r in rows.items()
             ],

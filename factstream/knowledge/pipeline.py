@@ -42,6 +42,7 @@ from factstream.embed.base import Embedder, Vector
 from factstream.knowledge.grounding import Refusal, check_grounded
 from factstream.knowledge.passages import passages
 from factstream.knowledge.persons import said_by, unresolved_person
+from factstream.knowledge.retrieval import Retrieval, Where, editor_candidates
 from factstream.lm.base import Usage
 from factstream.prompts.classify_facts import FALSE_LABELS, Label
 from factstream.prompts.models import DocumentView
@@ -214,19 +215,12 @@ async def retrieve(
     doc: Document, ctx: EditContext, timings: dict[str, float], vector: Vector
 ) -> list[SearchHit]:
     """The facts ``doc`` may edit: its candidates in the knowledge base as it stands now."""
-    cfg = ctx.settings
-    with timed(timings, "retrieve"):
-        return await ctx.store.search(
-            doc.namespace,
-            doc.text,
-            vector,
-            as_of=doc.timestamp,
-            top_k=cfg.top_k,
-            min_similarity=cfg.min_similarity,
-            alpha=cfg.alpha,
-            # Facts that still hold at the event time or later; ended ones are history.
-            valid=ValidInterval(doc.timestamp, None),
-        )
+    # Facts that still hold at the event time or later; ended ones are history.
+    where = Where(doc.namespace, doc.timestamp, ValidInterval(doc.timestamp, None))
+    how = Retrieval.from_settings(ctx.settings)
+    return await editor_candidates(
+        ctx.store, ctx.embedder, where, doc.text, how, timings, vector=vector
+    )
 
 
 async def _classify(

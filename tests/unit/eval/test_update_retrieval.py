@@ -8,7 +8,7 @@ from pathlib import Path
 from factstream.config import EditorSettings
 from factstream.embed.fake import HashingEmbedder
 from factstream.eval.datasets import load_clark
-from factstream.eval.retrieval import evaluate_update_retrieval, load_facts, retrieval_configs
+from factstream.eval.retrieval import evaluate_update_retrieval, load_facts, retrieval_variants
 from factstream.store.memory import InMemoryFactStore
 
 
@@ -83,7 +83,7 @@ async def test_the_stale_fact_is_found_and_unknowable_changes_are_left_out(tmp_p
     clark = load_clark(_stream(tmp_path))
     store, embedder = InMemoryFactStore(), HashingEmbedder()
     assert await load_facts(store, embedder, clark, "eval") == 5
-    configs = retrieval_configs(EditorSettings(top_k=1, min_similarity=-1.0))
+    configs = retrieval_variants(EditorSettings(top_k=1, min_similarity=-1.0))
     reports = await evaluate_update_retrieval(store, embedder, clark, "eval", configs)
     for report in reports:
         assert (report.changes, report.not_in_kb) == (1, 1)
@@ -97,10 +97,44 @@ async def test_a_floor_above_every_similarity_hides_the_stale_fact(tmp_path: Pat
     clark = load_clark(_stream(tmp_path))
     store, embedder = InMemoryFactStore(), HashingEmbedder()
     await load_facts(store, embedder, clark, "eval")
-    configs = retrieval_configs(EditorSettings(top_k=10, min_similarity=1.0))
-    [hybrid, _] = await evaluate_update_retrieval(store, embedder, clark, "eval", configs)
-    assert hybrid.recall_at[20] == 1.0  # found without a floor ...
-    assert hybrid.above_floor == 0.0 and hybrid.editor_recall == 0.0  # ... but not by the editor
+    configs = retrieval_variants(EditorSettings(top_k=10, min_similarity=1.0))
+    reports = {
+        r.config.name: r
+        for r in await evaluate_update_retrieval(store, embedder, clark, "eval", configs)
+    }
+    before = reports["store hybrid, no rerank (before)"]
+    assert before.recall_at[20] == 1.0  # found without a floor ...
+    assert before.above_floor == 0.0 and before.editor_recall == 0.0  # ... but not by the editor
+    # d3 names Ann, the stale fact's subject: named facts pass the floor by default ...
+    assert reports["configured (lift 0.3)"].editor_recall == 1.0
+    # ... and not when that is switched off.
+    assert reports["named facts below floor cut"].editor_recall == 0.0
+
+
+async def test_every_variant_reports_its_time(tmp_path: Path) -> None:
+    clark = load_clark(_stream(tmp_path))
+    store, embedder = InMemoryFactStore(), HashingEmbedder()
+    await load_facts(store, embedder, clark, "eval")
+    configs = retrieval_variants(EditorSettings())
+    reports = await evaluate_update_retrieval(store, embedder, clark, "eval", configs)
+    assert len({r.config.name for r in reports}) == len(configs) >= 10
+    assert all(0 < r.ms_mean <= r.ms_p95 for r in reports)
+
+
+async def test_an_edited_kb_closes_each_superseded_fact_when_its_successor_arrives(
+    tmp_path: Path,
+) -> None:
+    clark = load_clark(_stream(tmp_path))
+    edited, stream = InMemoryFactStore(), InMemoryFactStore()
+    embedder = HashingEmbedder()
+    await load_facts(edited, embedder, clark, "eval", edited=True)
+    await load_facts(stream, embedder, clark, "eval")
+    assert (await edited.count_facts("eval")).false == 1  # Ann at Acme, closed by d3
+    assert (await stream.count_facts("eval")).false == 0
+    # Still true just before d3, so the change is scored the same way.
+    configs = retrieval_variants(EditorSettings(top_k=1, min_similarity=-1.0))[:1]
+    [report] = await evaluate_update_retrieval(edited, embedder, clark, "eval", configs)
+    assert report.ranks == [1]
 
 
 async def test_a_generated_world_is_scored_and_every_stale_fact_was_stated_first(
@@ -112,8 +146,8 @@ async def test_a_generated_world_is_scored_and_every_stale_fact_was_stated_first
     clark = load_clark(tmp_path)
     store, embedder = InMemoryFactStore(), HashingEmbedder()
     assert await load_facts(store, embedder, clark, "eval") == len(clark.triples)
-    configs = retrieval_configs(EditorSettings(top_k=10, min_similarity=-1.0))
-    [hybrid, _] = await evaluate_update_retrieval(store, embedder, clark, "eval", configs)
+    configs = retrieval_variants(EditorSettings(top_k=10, min_similarity=-1.0))[:1]
+    [hybrid] = await evaluate_update_retrieval(store, embedder, clark, "eval", configs)
     # The world tells every state before the change that ends it: no change is unknowable.
     assert hybrid.changes == len(clark.changes()) > 0 and hybrid.not_in_kb == 0
     assert len(hybrid.ranks) == hybrid.changes
