@@ -267,6 +267,7 @@ class EditorSettings(BaseSettings):
         description="Documents of one partition decided at once against the knowledge base "
         "as it stands, then committed in input order (a changed candidate set is decided "
         "again); their LM calls also share FACTSTREAM_LM_MAX_CONCURRENCY. 1: one at a time.",
+    )
     retrieval_first_stage: int = Field(
         50,
         ge=0,

@@ -209,6 +209,8 @@ def _eval_temporal_lm(data: Path, out: Path, methods: list[str], limit: int | No
         latest_results(out, "temporal-lm"), out / "temporal-lm.png", title, GROUPS
     )
     console.print(f"plot: {plot}", markup=False)
+
+
 Methods = Annotated[
     list[str],
     typer.Option(help="erase, fact-rag or rag; repeat to run several, one after the other."),

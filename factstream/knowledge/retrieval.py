@@ -150,7 +150,7 @@ async def ranked_candidates(
     if vector is None:
         vectors = await embedder.embed_batch(queries)
     else:
-        vectors = [vector, *(await embedder.embed_batch(queries[1:]) if queries[1:] else [])]
+        vectors = [list(vector), *(await embedder.embed_batch(queries[1:]) if queries[1:] else [])]
     embedded = time.perf_counter()
     timings["embed"] = timings.get("embed", 0.0) + embedded - started
     size = max(how.first_stage, depth)
