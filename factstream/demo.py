@@ -10,6 +10,7 @@ share of facts the grounding check kept, and the audit of the kept facts
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import time
 from collections import Counter
@@ -29,19 +30,21 @@ from factstream.demo_story import (
     find_change,
     grounding_from_metrics,
     lm_calls_from_metrics,
+    metric_counts,
     question_for,
 )
 from factstream.eval.grounding_audit import AuditReport, audit_edits
 from factstream.knowledge.query import QueryEngine
 from factstream.ops.publish import PublishReport, publish_file, read_documents
-from factstream.ops.waiting import wait_applied
+from factstream.ops.waiting import WorkerGone
 from factstream.services.process import free_port
+from factstream.store.base import FactStore
 from factstream.store.weaviate_store import WeaviateFactStore
 from factstream.streams.changelog import read_changelog
 from factstream.topics.records import Document, Fact, FactEdit
 from factstream.up import Part, start_part, stop_parts
 
-__all__ = ["DEFAULT_DEMO_DATA", "DemoResult", "run_demo"]
+__all__ = ["DEFAULT_DEMO_DATA", "DemoResult", "run_demo", "tell", "wait_processed"]
 
 DEFAULT_DEMO_DATA = Path(__file__).resolve().parents[1] / "deploy" / "demo" / "clark-news-40.jsonl"
 
@@ -58,6 +61,7 @@ class DemoResult:
     audit: AuditReport
     timings: dict[str, float] = field(default_factory=dict)
     lm_calls: dict[str, int] = field(default_factory=dict)
+    outcomes: dict[str, int] = field(default_factory=dict)
 
     def to_json(self, model: str, data: Path) -> dict[str, Any]:
         """The figures of this run, as the results file keeps them."""
@@ -73,6 +77,7 @@ class DemoResult:
             "facts_true": sum(f.truth for f in self.facts),
             "edits_by_op": dict(sorted(self.ops.items())),
             "worker_lm_calls": self.lm_calls,
+            "document_outcomes": self.outcomes,
             "story": self.story.to_json(),
             "audit": self.audit.to_json(),
         }
@@ -88,6 +93,42 @@ async def _facts(settings: Settings, namespace: str) -> list[Fact]:
         return (await store.list_facts(namespace, include_false=True, limit=1000)).facts
     finally:
         await store.close()
+
+
+def _outcomes(metrics: str) -> dict[str, int]:
+    """The worker's documents by outcome (applied, empty, dead_letter ...)."""
+    return metric_counts(metrics, "factstream_documents_total", "outcome")
+
+
+async def wait_processed(
+    store: FactStore,
+    namespace: str,
+    ids: list[str],
+    tick: Callable[[int], None],
+    timeout_s: float,
+    worker: Part,
+    port: int,
+) -> str:
+    """Until the worker has an outcome for every document; its last /metrics text.
+
+    Applied and empty documents are seen in the store; a dead-lettered one has no batch
+    there, so the worker's outcome counter says when every document is through.
+    """
+    deadline, pending = time.monotonic() + timeout_s, list(ids)
+    while True:
+        done = {i for i in pending if await store.applied_batch(namespace, i) is not None}
+        if done:
+            tick(len(done))
+            pending = [i for i in pending if i not in done]
+        metrics = _scrape(port)
+        if not pending or sum(_outcomes(metrics).values()) >= len(ids):
+            tick(len(pending))
+            return metrics
+        if not worker.alive():
+            raise WorkerGone(f"the worker exited with {len(pending)} documents not edited in")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{len(pending)} documents not edited in after {timeout_s:.0f}s")
+        await asyncio.sleep(0.5)
 
 
 def _scrape(port: int) -> str:
@@ -145,12 +186,31 @@ async def run_demo(
         report = await publish_file(data, settings.kafka, settings.worker, namespace=namespace)
         timings["publish"] = time.monotonic() - started
         documents = {d.id: d for d in read_documents(data, PublishReport(), namespace)}
-        await wait_applied(store, namespace, list(documents), tick, timeout_s, alive=worker.alive)
+        metrics = await wait_processed(
+            store, namespace, list(documents), tick, timeout_s, worker, port
+        )
         timings["edit"] = time.monotonic() - started - timings["publish"]
-        metrics = _scrape(port)
     finally:
         await store.close()
         stop_parts([worker], grace_s=60)
+    return await tell(settings, namespace, documents, metrics, report, started, timings, log)
+
+
+async def tell(
+    settings: Settings,
+    namespace: str,
+    documents: dict[str, Document],
+    metrics: str,
+    report: PublishReport,
+    started: float,
+    timings: dict[str, float],
+    log: Path,
+) -> DemoResult:
+    """The results of a namespace the demo's worker edited: the facts, story and audit.
+
+    ``metrics`` is the worker's /metrics text once every document was through;
+    ``started`` the monotonic time the run began.
+    """
     edits, facts = await _edits(settings, namespace), await _facts(settings, namespace)
     ops = Counter(e.op.value for e in edits)
     mark = time.monotonic()
@@ -158,5 +218,7 @@ async def run_demo(
     timings["story"] = time.monotonic() - mark
     audit = audit_edits(edits, documents)
     seconds = time.monotonic() - started
-    calls = lm_calls_from_metrics(metrics)
-    return DemoResult(namespace, report, facts, ops, seconds, log, story, audit, timings, calls)
+    calls, outcomes = lm_calls_from_metrics(metrics), _outcomes(metrics)
+    return DemoResult(
+        namespace, report, facts, ops, seconds, log, story, audit, timings, calls, outcomes
+    )

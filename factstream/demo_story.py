@@ -33,6 +33,7 @@ __all__ = [
     "find_change",
     "grounding_from_metrics",
     "lm_calls_from_metrics",
+    "metric_counts",
     "question_for",
     "story_lines",
 ]
@@ -168,14 +169,19 @@ def grounding_from_metrics(text: str) -> Grounding | None:
     return Grounding(outcomes["kept"], outcomes["refused"], dict(sorted(reasons.items())))
 
 
-def lm_calls_from_metrics(text: str) -> dict[str, int]:
-    """The worker's LM calls by outcome (ok, cached, error, invalid_output)."""
-    calls: Counter[str] = Counter()
+def metric_counts(text: str, name: str, label: str) -> dict[str, int]:
+    """The samples of counter ``name`` in a /metrics ``text``, summed by ``label``."""
+    counts: Counter[str] = Counter()
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
-            if sample.name == "factstream_lm_requests_total":
-                calls[sample.labels["outcome"]] += int(sample.value)
-    return dict(sorted(calls.items()))
+            if sample.name == name:
+                counts[sample.labels[label]] += int(sample.value)
+    return dict(sorted(counts.items()))
+
+
+def lm_calls_from_metrics(text: str) -> dict[str, int]:
+    """The worker's LM calls by outcome (ok, cached, error, invalid_output)."""
+    return metric_counts(text, "factstream_lm_requests_total", "outcome")
 
 
 def _asked_lines(label: str, asked: Asked) -> list[str]:
@@ -235,6 +241,10 @@ def figures_markdown(figures: Mapping[str, Any]) -> str:
         ("time", f"{figures['seconds']:.0f} s ({steps})"),
         ("facts", f"{figures['facts']} ({figures['facts_true']} true); edits by op: {ops}"),
     ]
+    outcomes = figures.get("document_outcomes") or {}
+    if outcomes:
+        said = ", ".join(f"{outcome} {n}" for outcome, n in outcomes.items())
+        rows.append(("documents by outcome", said))
     calls = figures.get("worker_lm_calls") or {}
     if calls:
         said = ", ".join(f"{outcome} {n}" for outcome, n in calls.items())
