@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from factstream.agents.editor import Decision, Editor, InputRecord, Outcome
+from factstream.concurrency import backoff_delay
 from factstream.streams.recovery import RecoveredBatches
 
 __all__ = ["Window"]
@@ -102,10 +103,23 @@ class Window(Generic[E]):
             await self._slots.acquire()  # room in the window
             self._gauge.inc()
             record = record_of(event)
-            # The oldest record in flight after a restart reads the changelog first.
-            await self._recovered.load(record.appended_ms)
+            await self._load_recovery(record)
             self._start(event, record)
         self._queue.put_nowait(None)
+
+    async def _load_recovery(self, record: InputRecord) -> None:
+        """The oldest record in flight after a restart reads the changelog, before any
+        decision; through an outage of Kafka, with back-off, as a commit would wait."""
+        attempt = 0
+        while True:
+            try:
+                await self._recovered.load(record.appended_ms)
+                return
+            except Exception as exc:  # noqa: BLE001 - an outage: wait as long as it lasts
+                attempt += 1
+                delay = backoff_delay(attempt, 0.5, 30.0)
+                log.warning("changelog not read: %r; retrying in %.1fs", exc, delay)
+                await asyncio.sleep(delay)
 
     def _start(self, event: E, record: InputRecord) -> None:
         key = self._editor.key(record)

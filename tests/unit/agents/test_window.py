@@ -203,3 +203,23 @@ async def test_batches_on_the_changelog_are_applied_without_the_lm_anywhere_in_t
     assert await restarted.store.list_facts(NS, include_false=True, limit=1000) == (
         await serial.store.list_facts(NS, include_false=True, limit=1000)
     )
+
+
+async def test_an_outage_while_reading_the_changelog_is_waited_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    values, decisions = conflicting(3)
+    run = Run(decisions, 4)
+    failures = [ConnectionError("kafka is away")] * 2
+    load = run.recovered.load
+
+    async def flaky(appended_ms: int) -> Any:
+        if failures:
+            raise failures.pop()
+        return await load(appended_ms)
+
+    monkeypatch.setattr(run.recovered, "load", flaky)
+    monkeypatch.setattr("factstream.agents.window.backoff_delay", lambda *a, **k: 0.01)
+    await run.feed(list(values))
+    assert [o for _, o in run.outcomes] == [Outcome.APPLIED] * 3
+    assert failures == [] and run.reads == [0]
