@@ -18,7 +18,7 @@ help:
 	@echo "make reliability       the reliability suite at full size (faults, bad input)"
 	@echo "make bench             the benchmarks (bench/results/<timestamp>.json, a table; ~20 min)"
 	@echo "make bench-1m          ask latency at 1M facts on a Weaviate of its own (~30 min, GBs)"
-	@echo "make bench-busy        one busy namespace: docs/s at windows 1, 4, 16, 32 (~15 min)"
+	@echo "make bench-busy        one busy namespace: docs/s at windows 1, 4, 16, 32 (issue 18)"
 	@echo "make lint              ruff + mypy"
 	@echo "make format            ruff's fixes and formatting, in place"
 	@echo "make setup             the venv (.venv) with factstream and its dev tools"
