@@ -213,3 +213,13 @@ def test_the_results_table_renders_convo_runs(tmp_path: Path) -> None:
     path = tmp_path / "convo.json"
     path.write_text(json.dumps(run))
     assert "| erase | 50.0% | 50.0% | 100.0 / 0.0 / -% | 0 + 0 |" in render("convo", [path])
+
+
+def test_a_worlds_documents_publish_as_they_are(tmp_path: Path) -> None:
+    from factstream.ops.publish import PublishReport, read_documents
+
+    write_world(generate_world(WorldConfig(seed=2, people=4, steps=2)), tmp_path)
+    report = PublishReport()
+    docs = list(read_documents(tmp_path / "documents.jsonl", report, namespace="desk"))
+    assert report.rejected == [] and docs
+    assert all(d.namespace == "desk" and d.schema_version == 2 and d.turns for d in docs)
