@@ -3,7 +3,7 @@
 A quoted table sits between ``<!-- eval-table:start KIND: FILE [FILE ...] -->`` and
 ``<!-- eval-table:end -->``; ``tests/unit/test_readme.py`` keeps it equal to what this
 module renders from the named files. ``python -m factstream.eval.tables KIND FILE ...``
-prints one (kinds: floor, update-retrieval, clark, temporal).
+prints one (kinds: the keys of ``RENDERERS``).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ __all__ = [
     "floor_markdown",
     "render",
     "temporal_markdown",
+    "update_retrieval_default_markdown",
     "update_retrieval_markdown",
 ]
 
@@ -88,6 +89,30 @@ def update_retrieval_markdown(reports: Sequence[Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def update_retrieval_default_markdown(reports: Sequence[Any]) -> str:
+    """The configured retrieval (each run's first row) against the plain search, per run.
+
+    The README's summary of ``update_retrieval_markdown``; "before" is the row whose name
+    says so.
+    """
+    rows = []
+    for run in reports:
+        before = [r for r in run if "(before)" in r["config"]["name"]]
+        for result in [run[0], *before]:
+            rows.append(
+                (
+                    result.get("kb", "stream"),
+                    result["config"]["name"],
+                    *(_pct(result["recall_at"][k]) for k in sorted(result["recall_at"], key=int)),
+                    _pct(result["editor_recall"]),
+                    f"{result['ms_mean']:.0f} / {result['ms_p95']:.0f}",
+                )
+            )
+    ks = sorted(reports[0][0]["recall_at"], key=int)
+    header = ["KB", "retrieval", *(f"recall@{k}" for k in ks), "editor sees", "ms mean / p95"]
+    return "\n".join(_table(header, rows)) + "\n"
+
+
 def _tokens(phase: Mapping[str, Mapping[str, int]]) -> int:
     return sum(sum(kinds.values()) for kinds in phase.values())
 
@@ -147,6 +172,7 @@ def temporal_markdown(reports: Sequence[Mapping[str, Any]]) -> str:
 RENDERERS: dict[str, Callable[[Sequence[Any]], str]] = {
     "floor": floor_markdown,
     "update-retrieval": update_retrieval_markdown,
+    "update-retrieval-default": update_retrieval_default_markdown,
     "clark": clark_markdown,
     "temporal": temporal_markdown,
 }
