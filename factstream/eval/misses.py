@@ -9,7 +9,8 @@ the CLARK-News folder it ran on, and counts, per change the variant missed:
 - in the top ``top_k`` but not first: whether the KB then held other facts of the same
   subject (a tie among one entity's facts) or not.
 
-The ranks in the file are in the order the eval scores the changes (``scored_changes``).
+The ranks in the file are in the order the eval scores the changes
+(``retrieval.scored_changes``).
 The top ``top_k`` is what the editor sees when every fact there clears the floor (true of
 the configured retrieval on CLARK-News: its "editor sees" equals its recall@10).
 """
@@ -24,16 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from factstream.eval.datasets import Change, Clark, load_clark
-from factstream.eval.retrieval import _closings, _in_kb
+from factstream.eval.retrieval import closings, scored_changes
 from factstream.knowledge.names import mentions
 
 __all__ = ["miss_categories"]
-
-
-def scored_changes(clark: Clark) -> list[Change]:
-    """The changes ``evaluate_update_retrieval`` scores, in its order."""
-    every = sorted(clark.changes(), key=lambda c: clark.documents[c.new.document_id].position)
-    return [c for c in every if _in_kb(clark, c)]
 
 
 def _same_subject_facts(clark: Clark, change: Change, *, edited: bool) -> int:
@@ -43,7 +38,7 @@ def _same_subject_facts(clark: Clark, change: Change, *, edited: bool) -> int:
     """
     position = clark.documents[change.new.document_id].position
     closed = (
-        {i for i, doc in _closings(clark).items() if doc.position < position} if edited else set()
+        {i for i, doc in closings(clark).items() if doc.position < position} if edited else set()
     )
     return sum(
         1

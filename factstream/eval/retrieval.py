@@ -27,9 +27,11 @@ from factstream.topics.records import Fact, HistoryEntry
 __all__ = [
     "KS",
     "RetrievalReport",
+    "closings",
     "evaluate_update_retrieval",
     "load_facts",
     "retrieval_variants",
+    "scored_changes",
 ]
 
 KS = (1, 5, 10, 20)
@@ -82,7 +84,7 @@ def _fact_id(triple_index: int) -> str:
     return str(uuid.uuid5(_IDS, str(triple_index)))
 
 
-def _closings(clark: Clark) -> dict[int, ClarkDocument]:
+def closings(clark: Clark) -> dict[int, ClarkDocument]:
     """Each superseded triple and the document that supersedes it (the first, if several)."""
     found: dict[int, ClarkDocument] = {}
     for change in clark.changes():
@@ -94,7 +96,7 @@ def _closings(clark: Clark) -> dict[int, ClarkDocument]:
 
 
 def _facts(clark: Clark, namespace: str, *, edited: bool) -> list[Fact]:
-    closings = _closings(clark) if edited else {}
+    closed_by = closings(clark) if edited else {}
     facts = []
     for triple in clark.triples:
         doc = clark.documents.get(triple.document_id)
@@ -102,7 +104,7 @@ def _facts(clark: Clark, namespace: str, *, edited: bool) -> list[Fact]:
             continue
         ts = doc.stream_time
         history = [HistoryEntry(ts=ts, truth=True, document_id=doc.id, edit_id=f"e-{triple.index}")]
-        closer = closings.get(triple.index)
+        closer = closed_by.get(triple.index)
         if closer is not None and closer.position > doc.position:
             edit = f"c-{triple.index}"
             history.append(
@@ -165,6 +167,12 @@ async def _retrieve(
     stale = _fact_id(change.stale.index)
     rank = ids.index(stale) + 1 if stale in ids[: max(KS)] else None
     return rank, stale in seen, ms
+
+
+def scored_changes(clark: Clark) -> list[Change]:
+    """The changes scored, in stream order: those whose stale fact is in the KB by then."""
+    every = sorted(clark.changes(), key=lambda c: clark.documents[c.new.document_id].position)
+    return [c for c in every if _in_kb(clark, c)]
 
 
 def _in_kb(clark: Clark, change: Change) -> bool:

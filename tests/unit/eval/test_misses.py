@@ -8,7 +8,8 @@ import pytest
 from fixtures.clark_stream import clark_stream
 
 from factstream.eval.datasets import load_clark
-from factstream.eval.misses import miss_categories, scored_changes
+from factstream.eval.misses import miss_categories
+from factstream.eval.retrieval import scored_changes
 
 
 @pytest.mark.parametrize(
