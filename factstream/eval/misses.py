@@ -4,15 +4,16 @@
 update-retrieval --json`` file (the first variant, the configured one, unless named) and
 the CLARK-News folder it ran on, and counts, per change the variant missed:
 
-- not in the top ``top_k``: whether the document names the stale fact's subject
+- not seen by the editor: whether the document names the stale fact's subject
   (``names.mentions``, with surnames and acronyms), else its object, else neither;
-- in the top ``top_k`` but not first: whether the KB then held other facts of the same
-  subject (a tie among one entity's facts) or not.
+- seen but not first: whether the KB then held other facts of the same subject (a tie
+  among one entity's facts) or not.
 
 The ranks in the file are in the order the eval scores the changes
 (``retrieval.scored_changes``).
-The top ``top_k`` is what the editor sees when every fact there clears the floor (true of
-the configured retrieval on CLARK-News: its "editor sees" equals its recall@10).
+Files without the per-change ``seen`` take the top ``top_k`` for what the editor sees
+(exact when every fact there clears the floor, as for the configured retrieval on
+CLARK-News: its "editor sees" equals its recall@10).
 """
 
 from __future__ import annotations
@@ -55,20 +56,23 @@ def miss_categories(clark: Clark, result: Mapping[str, Any]) -> Counter[str]:
     """Counts of the categories above for one variant's result."""
     counts: Counter[str] = Counter()
     top_k = result["config"]["top_k"]
-    for change, rank in zip(scored_changes(clark), result["ranks"], strict=True):
+    ranks = result["ranks"]
+    # Files written before the eval recorded it: what the editor sees is the top top_k.
+    seen = result.get("seen") or [r is not None and r <= top_k for r in ranks]
+    for change, rank, in_view in zip(scored_changes(clark), ranks, seen, strict=True):
         text = clark.documents[change.new.document_id].text
-        if rank is None or rank > top_k:
+        if not in_view:
             if mentions(text, change.stale.subject):
-                counts["past top_k: document names the subject"] += 1
+                counts["not seen: document names the subject"] += 1
             elif mentions(text, change.stale.object, short=False):
-                counts["past top_k: names only the object"] += 1
+                counts["not seen: names only the object"] += 1
             else:
-                counts["past top_k: names neither"] += 1
+                counts["not seen: names neither"] += 1
         elif rank != 1:
             if _same_subject_facts(clark, change, edited=result.get("kb") == "edited"):
-                counts["in top_k, not first: subject has other facts in the KB"] += 1
+                counts["seen, not first: subject has other facts in the KB"] += 1
             else:
-                counts["in top_k, not first: no other fact of the subject"] += 1
+                counts["seen, not first: no other fact of the subject"] += 1
     return counts
 
 

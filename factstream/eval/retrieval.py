@@ -51,6 +51,7 @@ class RetrievalReport:
     ms_mean: float = 0.0  # retrieval time per document (embedding included)
     ms_p95: float = 0.0
     ranks: list[int | None] = field(default_factory=list)  # per change; None: not in the top 20
+    seen: list[bool] = field(default_factory=list)  # per change: whether the editor sees it
 
 
 def retrieval_variants(editor: EditorSettings) -> list[Retrieval]:
@@ -210,6 +211,7 @@ async def evaluate_update_retrieval(
         for change in changes:
             rank, in_view, ms = await _retrieve(store, embedder, namespace, change, clark, config)
             report.ranks.append(rank)
+            report.seen.append(in_view)
             seen += in_view
             times.append(ms)
             if tick is not None:

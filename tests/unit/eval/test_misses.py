@@ -16,9 +16,9 @@ from factstream.eval.retrieval import scored_changes
     ("rank", "category"),
     [
         (1, None),
-        (3, "in top_k, not first: no other fact of the subject"),
-        (11, "past top_k: document names the subject"),
-        (None, "past top_k: document names the subject"),
+        (3, "seen, not first: no other fact of the subject"),
+        (11, "not seen: document names the subject"),
+        (None, "not seen: document names the subject"),
     ],
 )
 def test_each_rank_falls_in_its_category(tmp_path: Path, rank: int | None, category: str) -> None:
@@ -27,3 +27,9 @@ def test_each_rank_falls_in_its_category(tmp_path: Path, rank: int | None, categ
     counts = miss_categories(clark, {"config": {"top_k": 10}, "ranks": [rank]})
     assert counts == ({category: 1} if category else {})
     assert change.stale.object == "Acme"
+
+
+def test_the_recorded_view_wins_over_the_rank(tmp_path: Path) -> None:
+    clark = load_clark(clark_stream(tmp_path))
+    result = {"config": {"top_k": 10}, "ranks": [2], "seen": [False]}  # below the floor
+    assert miss_categories(clark, result) == {"not seen: document names the subject": 1}

@@ -53,6 +53,7 @@ async def test_every_variant_reports_its_time(tmp_path: Path) -> None:
     reports = await evaluate_update_retrieval(store, embedder, clark, "eval", configs)
     assert len({r.config.name for r in reports}) == len(configs) >= 10
     assert all(0 < r.ms_mean <= r.ms_p95 for r in reports)
+    assert all(sum(r.seen) / len(r.seen) == r.editor_recall for r in reports)
 
 
 async def test_an_edited_kb_closes_each_superseded_fact_when_its_successor_arrives(
