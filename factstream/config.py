@@ -281,9 +281,10 @@ class EditorSettings(BaseSettings):
     retrieval_sentences: int = Field(
         0, ge=0, le=50, description="Also run one query per sentence, up to this many."
     )
-    retrieval_rank: Literal["cosine", "rrf"] = Field(
+    retrieval_rank: Literal["cosine", "hybrid", "rrf"] = Field(
         "cosine",
-        description="Rerank by cosine with the document, or by the queries' reciprocal rank.",
+        description="Rerank by cosine with the document, by the store's hybrid score of the "
+        "document's query, or by the queries' reciprocal rank.",
     )
     retrieval_subject_lift: float = Field(
         0.3,

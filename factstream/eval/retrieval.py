@@ -27,9 +27,11 @@ from factstream.topics.records import Fact, HistoryEntry
 __all__ = [
     "KS",
     "RetrievalReport",
+    "closings",
     "evaluate_update_retrieval",
     "load_facts",
     "retrieval_variants",
+    "scored_changes",
 ]
 
 KS = (1, 5, 10, 20)
@@ -49,6 +51,7 @@ class RetrievalReport:
     ms_mean: float = 0.0  # retrieval time per document (embedding included)
     ms_p95: float = 0.0
     ranks: list[int | None] = field(default_factory=list)  # per change; None: not in the top 20
+    seen: list[bool] = field(default_factory=list)  # per change: whether the editor sees it
 
 
 def retrieval_variants(editor: EditorSettings) -> list[Retrieval]:
@@ -69,7 +72,9 @@ def retrieval_variants(editor: EditorSettings) -> list[Retrieval]:
         best.but("no names query", names_query=False),
         best.but("object lift 0.1", object_lift=0.1),
         best.but("sentence queries (8)", sentences=8),
+        best.but("object lift 0.1 + sentences (8)", object_lift=0.1, sentences=8),
         best.but("rank by reciprocal rank", rank="rrf"),
+        best.but("rank by hybrid score", rank="hybrid"),
         best.but("first stage 20", first_stage=20),
         best.but("first stage 100", first_stage=100),
         best.but("dense first stage", alpha=1.0),
@@ -80,7 +85,7 @@ def _fact_id(triple_index: int) -> str:
     return str(uuid.uuid5(_IDS, str(triple_index)))
 
 
-def _closings(clark: Clark) -> dict[int, ClarkDocument]:
+def closings(clark: Clark) -> dict[int, ClarkDocument]:
     """Each superseded triple and the document that supersedes it (the first, if several)."""
     found: dict[int, ClarkDocument] = {}
     for change in clark.changes():
@@ -92,7 +97,7 @@ def _closings(clark: Clark) -> dict[int, ClarkDocument]:
 
 
 def _facts(clark: Clark, namespace: str, *, edited: bool) -> list[Fact]:
-    closings = _closings(clark) if edited else {}
+    closed_by = closings(clark) if edited else {}
     facts = []
     for triple in clark.triples:
         doc = clark.documents.get(triple.document_id)
@@ -100,7 +105,7 @@ def _facts(clark: Clark, namespace: str, *, edited: bool) -> list[Fact]:
             continue
         ts = doc.stream_time
         history = [HistoryEntry(ts=ts, truth=True, document_id=doc.id, edit_id=f"e-{triple.index}")]
-        closer = closings.get(triple.index)
+        closer = closed_by.get(triple.index)
         if closer is not None and closer.position > doc.position:
             edit = f"c-{triple.index}"
             history.append(
@@ -165,6 +170,12 @@ async def _retrieve(
     return rank, stale in seen, ms
 
 
+def scored_changes(clark: Clark) -> list[Change]:
+    """The changes scored, in stream order: those whose stale fact is in the KB by then."""
+    every = sorted(clark.changes(), key=lambda c: clark.documents[c.new.document_id].position)
+    return [c for c in every if _in_kb(clark, c)]
+
+
 def _in_kb(clark: Clark, change: Change) -> bool:
     """Whether the stale fact is in the KB when the superseding document arrives."""
     stale = clark.documents.get(change.stale.document_id)
@@ -200,6 +211,7 @@ async def evaluate_update_retrieval(
         for change in changes:
             rank, in_view, ms = await _retrieve(store, embedder, namespace, change, clark, config)
             report.ranks.append(rank)
+            report.seen.append(in_view)
             seen += in_view
             times.append(ms)
             if tick is not None:

@@ -3,7 +3,7 @@
 A quoted table sits between ``<!-- eval-table:start KIND: FILE [FILE ...] -->`` and
 ``<!-- eval-table:end -->``; ``tests/unit/test_readme.py`` keeps it equal to what this
 module renders from the named files. ``python -m factstream.eval.tables KIND FILE ...``
-prints one (kinds: floor, update-retrieval, clark, convo, temporal, temporal-lm).
+prints one (kinds: the keys of ``RENDERERS``).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ __all__ = [
     "render",
     "temporal_lm_markdown",
     "temporal_markdown",
+    "update_retrieval_default_markdown",
     "update_retrieval_markdown",
 ]
 
@@ -87,6 +88,30 @@ def update_retrieval_markdown(reports: Sequence[Any]) -> str:
         ),
     ]
     return "\n".join(lines) + "\n"
+
+
+def update_retrieval_default_markdown(reports: Sequence[Any]) -> str:
+    """The configured retrieval (each run's first row) against the plain search, per run.
+
+    The README's summary of ``update_retrieval_markdown``; "before" is the row whose name
+    says so.
+    """
+    rows = []
+    for run in reports:
+        before = [r for r in run if "(before)" in r["config"]["name"]]
+        for result in [run[0], *before]:
+            rows.append(
+                (
+                    result.get("kb", "stream"),
+                    result["config"]["name"],
+                    *(_pct(result["recall_at"][k]) for k in sorted(result["recall_at"], key=int)),
+                    _pct(result["editor_recall"]),
+                    f"{result['ms_mean']:.0f} / {result['ms_p95']:.0f}",
+                )
+            )
+    ks = sorted(reports[0][0]["recall_at"], key=int)
+    header = ["KB", "retrieval", *(f"recall@{k}" for k in ks), "editor sees", "ms mean / p95"]
+    return "\n".join(_table(header, rows)) + "\n"
 
 
 def _tokens(phase: Mapping[str, Mapping[str, int]]) -> int:
@@ -177,6 +202,7 @@ def temporal_lm_markdown(results: Sequence[Mapping[str, Any]]) -> str:
 RENDERERS: dict[str, Callable[[Sequence[Any]], str]] = {
     "floor": floor_markdown,
     "update-retrieval": update_retrieval_markdown,
+    "update-retrieval-default": update_retrieval_default_markdown,
     "clark": clark_markdown,
     "convo": clark_markdown,  # the same runner's results, on a generated world
     "temporal": temporal_markdown,

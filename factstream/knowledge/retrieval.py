@@ -59,7 +59,7 @@ class Retrieval:
     first_stage: int = 50
     names_query: bool = True
     sentences: int = 0  # up to this many sentence queries (0: none)
-    rank: Literal["cosine", "rrf"] = "cosine"
+    rank: Literal["cosine", "hybrid", "rrf"] = "cosine"
     subject_lift: float = 0.3
     object_lift: float = 0.0
     short_names: bool = True  # surnames and acronyms count as naming an entity
@@ -177,6 +177,7 @@ async def ranked_candidates(
         # BM25 only, but the similarity is still the cosine with the document's vector.
         runs.append(await search(" ".join(names), vectors[0], 0.0, size))
     pool: dict[str, _Pooled] = {}
+    hybrid = {hit.fact.fact_id: hit.score for hit in runs[0]}  # the document's own query
     for run in runs:
         for rank, hit in enumerate(run, 1):
             entry = pool.setdefault(hit.fact.fact_id, _Pooled(hit, hit.similarity))
@@ -185,7 +186,11 @@ async def ranked_candidates(
     scored = []
     for entry in pool.values():
         lift = _lift(entry.hit.fact, text, how)
-        base = entry.similarity if how.rank == "cosine" else entry.fused / len(runs)
+        base = {
+            "cosine": entry.similarity,
+            "hybrid": hybrid.get(entry.hit.fact.fact_id, 0.0),
+            "rrf": entry.fused / len(runs),
+        }[how.rank]
         hit = replace(entry.hit, similarity=entry.similarity, score=base + lift)
         passes = entry.similarity >= how.min_similarity or (how.named_pass and lift > 0)
         scored.append(Candidate(hit, passes))
