@@ -137,7 +137,7 @@ def audit_fact(
         if found and _fold(found[0]) not in folded:
             flags.append(Flag("placeholder", found[0]))
     known = set(_words(joined))
-    for word in re.findall(r"[^\W\d_]+", fact):
+    for word in re.findall(r"[^\W_]+", fact):  # letters and digits together: "U23", "T1"
         folded_word = _fold(word)
         if word[0].isupper() and folded_word not in _FUNCTION_WORDS and folded_word not in known:
             flags.append(Flag("entity", word))

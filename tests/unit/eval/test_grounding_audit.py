@@ -5,7 +5,7 @@ from __future__ import annotations
 from fixtures.decisions import Decisions
 from fixtures.editing import Harness, doc
 
-from factstream.eval.grounding_audit import audit_edits
+from factstream.eval.grounding_audit import audit_edits, audit_fact
 from factstream.topics.records import Document, FactEdit
 
 TEXT = "Emmert is the president of the NCAA. The board met Myles Brand."
@@ -51,6 +51,15 @@ async def test_the_check_keeps_none_of_the_slips() -> None:
         "flagged_documents": 0,
         "flagged_facts": [],
     }
+
+
+def test_a_name_with_digits_is_one_word() -> None:
+    sources = ["Kay won the U23 title; autimatic joined T1."]
+    assert audit_fact("The U23 title went to Kay.", sources, frozenset()) == []
+    assert [f.detail for f in audit_fact("The U19 title went to Kay.", sources, frozenset())] == [
+        "U19",
+        "19",
+    ]
 
 
 async def test_the_audit_is_stricter_than_the_check() -> None:
