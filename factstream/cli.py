@@ -1,7 +1,8 @@
 """The `factstream` command line: the root app, its command groups, and its one error handler.
 
 Each subsystem keeps its commands beside it (``services/commands.py``, ``ops/commands.py``,
-``agents/commands.py``, ``eval/commands.py``, ``api/commands.py``, ``feeds/commands.py``);
+``agents/commands.py``, ``eval/commands.py``, ``api/commands.py``, ``feeds/commands.py``,
+``world/commands.py``);
 a FactstreamError from any of them ends here as ``error: <message>`` and exit code 1.
 """
 
@@ -20,6 +21,7 @@ from factstream.eval.commands import eval_app
 from factstream.feeds.commands import feeds_app
 from factstream.ops.commands import ops_app
 from factstream.services.commands import services_app
+from factstream.world.commands import world_app
 
 __all__ = ["app", "main"]
 
@@ -46,6 +48,7 @@ app.add_typer(services_app, name="services")
 app.add_typer(eval_app, name="eval")
 app.add_typer(api_app, name="api")
 app.add_typer(feeds_app, name="feeds")
+app.add_typer(world_app, name="world")
 
 
 def main() -> None:

@@ -1,4 +1,8 @@
-"""`factstream eval clark`: the ERASE paper's protocol on CLARK-News, on the real stack.
+"""`factstream eval clark` and `eval convo`: the ERASE paper's protocol on the real stack.
+
+Both run it on files of CLARK-News' format: CLARK-News itself (``kind`` clark), or a
+generated world of conversations (``kind`` convo, :mod:`factstream.world`), whose chunks go
+in with their turns.
 
 One run per method, each in a fresh namespace on its own topics (prefix), worked by a real
 `factstream worker` process started with ``FACTSTREAM_EDITOR_METHOD``: documents are
@@ -38,12 +42,13 @@ from factstream.eval.protocol import (
     truncate,
 )
 from factstream.eval.report import tokens_by_task, total_tokens
+from factstream.eval.skipped import skipped_documents
 from factstream.knowledge.query import AskRequest, QueryEngine
 from factstream.ops.waiting import wait_applied
 from factstream.services.process import free_port
 from factstream.streams.admin import ensure_topics
 from factstream.streams.changelog import ChangelogPublisher
-from factstream.topics.records import Document
+from factstream.topics.records import Document, Turn
 from factstream.up import Part, start_part, stop_parts
 
 __all__ = ["METHODS", "ChoiceAsker", "ClarkRun", "Method", "Progress", "run_clark"]
@@ -73,6 +78,7 @@ class ClarkRun:
     seed: int = 0
     lm_url: str | None = None
     timeout_s: float = 6 * 3600  # for the worker to edit in one checkpoint's documents
+    kind: Literal["clark", "convo"] = "clark"  # the data: CLARK-News or a generated world
 
 
 @dataclass(frozen=True)
@@ -84,7 +90,7 @@ class _Names:
 
 def _names(run: ClarkRun, metrics_port: int) -> _Names:
     stamp = f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{run.method}"
-    tag = f"eval-clark-{stamp}"
+    tag = f"eval-{run.kind}-{stamp}"
     env = {
         "FACTSTREAM_KAFKA_TOPIC_PREFIX": f"{tag}.",
         "FACTSTREAM_WORKER_APP_ID": tag,
@@ -107,9 +113,10 @@ def _documents(run: ClarkRun, namespace: str) -> list[Document]:
         Document(
             id=d.id,
             namespace=namespace,
-            kind="article",
+            kind=d.kind,  # validated: article or conversation
             text=d.text,
             timestamp=d.timestamp,
+            turns=[Turn(speaker=s, text=t) for s, t in d.turns] or None,
         )
         for d in ordered
     ]
@@ -223,6 +230,7 @@ async def run_clark(run: ClarkRun, progress: Progress | None = None) -> dict[str
                     progress.advance,
                     run.timeout_s,
                     alive=worker.alive,
+                    settled=lambda: skipped_documents(settings.kafka),
                 )
                 sent += len(due)
                 t1 = time.monotonic()
@@ -231,6 +239,7 @@ async def run_clark(run: ClarkRun, progress: Progress | None = None) -> dict[str
                 answers += rows
                 checkpoint_rows.append(_checkpoint_row(cp, sent, rows))
             ingest_tokens = await _scrape_tokens(metrics_port)
+            skipped = await skipped_documents(settings.kafka)
         finally:
             await publisher.stop()
             stop_parts([worker], grace_s=60)
@@ -238,7 +247,7 @@ async def run_clark(run: ClarkRun, progress: Progress | None = None) -> dict[str
     predictions = {(a["share"], a["index"]): a["predicted"] for a in answers}
     scored = score(questions, checkpoints, predictions)
     return {
-        "kind": "clark",
+        "kind": run.kind,
         "method": run.method,
         "run": names.stamp,
         "namespace": names.namespace,
@@ -266,6 +275,8 @@ async def run_clark(run: ClarkRun, progress: Progress | None = None) -> dict[str
             "wall": round(time.monotonic() - started, 1),
         },
         "failed_answers": sum(a["error"] is not None for a in answers),
+        # Documents the worker settled without edits: id -> dead_letter or review.
+        "skipped_documents": skipped,
         "worker_log": str(log),
         "answers": answers,
     }

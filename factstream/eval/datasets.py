@@ -1,4 +1,8 @@
-"""CLARK-News as the evaluations read it: documents in stream order, triples, object changes."""
+"""CLARK-News as the evaluations read it: documents in stream order, triples, object changes.
+
+A generated world (``factstream world generate``, docs/world.md) has the same files; its
+documents are conversation chunks whose ``turns`` make the text where it has none.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from factstream.topics.records import Turn, render_turns
+
 __all__ = ["Change", "Clark", "ClarkDocument", "Triple", "load_clark", "verbalise"]
 
 
@@ -18,6 +24,8 @@ class ClarkDocument:
     text: str
     timestamp: datetime
     position: int  # order in the stream (timestamp, then file order)
+    kind: str = "article"
+    turns: tuple[tuple[str, str], ...] = ()  # a conversation chunk's (speaker, text)
 
     @property
     def stream_time(self) -> datetime:
@@ -72,16 +80,19 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def _document(raw: dict[str, Any], position: int) -> ClarkDocument:
+    turns = tuple((str(t["speaker"]), str(t["text"])) for t in raw.get("turns") or ())
+    text = raw.get("text") or render_turns([Turn(speaker=s, text=t) for s, t in turns])
+    when = datetime.fromisoformat(str(raw["timestamp"]))
+    kind = str(raw.get("kind", "article"))
+    return ClarkDocument(str(raw["id"]), str(text), when, position, kind, turns)
+
+
 def load_clark(data_dir: Path) -> Clark:
     """Read documents.jsonl and triples.jsonl of a CLARK-News folder."""
     raw = _jsonl(data_dir / "documents.jsonl")
     raw.sort(key=lambda d: str(d["timestamp"]))  # stable: same-day documents keep file order
-    documents = {
-        str(d["id"]): ClarkDocument(
-            str(d["id"]), str(d["text"]), datetime.fromisoformat(str(d["timestamp"])), pos
-        )
-        for pos, d in enumerate(raw)
-    }
+    documents = {str(d["id"]): _document(d, pos) for pos, d in enumerate(raw)}
     triples = [
         Triple(
             i,

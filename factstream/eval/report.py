@@ -1,7 +1,7 @@
 """What the LM evaluations write: token counts from metrics, the results JSON, the plots.
 
-Used by `factstream eval clark` (accuracy over checkpoints) and `factstream eval temporal
---lm` (exact match per method and question position).
+Used by `factstream eval clark` and `eval convo` (accuracy over checkpoints) and `factstream
+eval temporal --lm` (exact match per method and question position).
 """
 
 from __future__ import annotations
@@ -86,9 +86,11 @@ def _figure(path: Path, title: str, ylabel: str) -> Iterator[Any]:
         plt.close(fig)
 
 
-def plot_accuracy(results: Mapping[str, Mapping[str, Any]], path: Path) -> Path:
+def plot_accuracy(
+    results: Mapping[str, Mapping[str, Any]], path: Path, title: str = "CLARK-News"
+) -> Path:
     """A PNG of accuracy over the checkpoints, one line per method."""
-    with _figure(path, "CLARK-News: accuracy at each checkpoint", "exact match (%)") as ax:
+    with _figure(path, f"{title}: accuracy at each checkpoint", "exact match (%)") as ax:
         for method, data in sorted(results.items()):
             points = [cp for cp in data["checkpoints"] if cp["asked"]]
             xs = [100 * float(cp["share"]) for cp in points]

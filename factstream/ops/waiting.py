@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 
 from factstream.errors import FactstreamError
 from factstream.store.base import FactStore
@@ -24,16 +24,26 @@ async def wait_applied(
     timeout_s: float,
     alive: Callable[[], bool] | None = None,
     poll_s: float = 0.5,
+    settled: Callable[[], Awaitable[Collection[str]]] | None = None,
+    settled_every_s: float = 5.0,
 ) -> None:
     """Return once every document in ``ids`` is applied; ``tick(n)`` as ``n`` more are.
+
+    ``settled()``, asked every ``settled_every_s`` while some are pending, names documents
+    that count as done without being applied (dead-lettered, held for review).
 
     Raises:
         TimeoutError: some are still pending after ``timeout_s``.
         WorkerGone: ``alive()`` turned false while some were pending.
     """
     deadline, pending = time.monotonic() + timeout_s, list(ids)
+    next_settled = time.monotonic() + settled_every_s
     while pending:
         done = [i for i in pending if await store.applied_batch(namespace, i) is not None]
+        if not done and settled is not None and time.monotonic() >= next_settled:
+            skipped = await settled()
+            done = [i for i in pending if i in skipped]
+            next_settled = time.monotonic() + settled_every_s
         if done:
             tick(len(done))
             finished = set(done)

@@ -69,6 +69,9 @@ class DocumentView(BaseModel):
     text: str
     timestamp: datetime
     title: str | None = None
+    # A conversation chunk's speakers, in the order they first speak (its text has one
+    # "Speaker: text" line per turn); empty for an article.
+    speakers: tuple[str, ...] = ()
 
     @property
     def body(self) -> str:

@@ -1,24 +1,28 @@
 """The wire records of docs/design.md section 2: typed, validated, UTF-8 JSON (orjson).
 
 Every record carries ``schema_version``; readers accept the versions they know: a record
-whose schema changed declares every version it still reads (``FactEdit``: 1 and 2, where 2
-added valid time, the ``close`` op and update-or-correction), and writes the latest. Ids
+whose schema changed declares every version it still reads (``FactEdit``: 1 to 3, where 2
+added valid time, the ``close`` op and update-or-correction, 3 ``said_by``; ``Document``: 1
+and 2, where 2 added conversation ``turns``), and writes the latest. Ids
 that a replay must reproduce (document ids without a producer id, edit ids, ids of new
 facts) are derived deterministically from their inputs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import unicodedata
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Self, get_args
 
 import orjson
 from pydantic import (
+    AfterValidator,
     AwareDatetime,
     BaseModel,
     ConfigDict,
@@ -26,7 +30,6 @@ from pydantic import (
     StringConstraints,
     ValidatorFunctionWrapHandler,
     WrapValidator,
-    field_validator,
     model_validator,
 )
 
@@ -50,11 +53,13 @@ __all__ = [
     "SCHEMA_VERSION",
     "TimePlanNote",
     "ValidTimeSource",
+    "Turn",
     "ValidWindow",
     "accepted_versions",
     "document_id_for",
     "edit_id_for",
     "fact_id_for",
+    "render_turns",
 ]
 
 # The version of records whose schema never changed; changed ones declare their own.
@@ -114,42 +119,96 @@ class DocumentKind(StrEnum):
 
 
 def _id_optional(schema: dict[str, Any]) -> None:
-    # Producers may omit the id (a content hash is used): the published schema says so.
-    schema["required"] = [name for name in schema.get("required", []) if name != "id"]
+    # Producers may omit the id (a content hash is used), and a conversation chunk's text
+    # (its turns make it): the published schema says so.
+    optional = ("id", "text")
+    schema["required"] = [name for name in schema.get("required", []) if name not in optional]
+    schema["anyOf"] = [{"required": ["text"]}, {"required": ["turns"]}]
+
+
+def _visible(text: str) -> str:
+    if not any(unicodedata.category(c)[0] in _VISIBLE for c in text):
+        raise ValueError("has nothing visible (only white space, control or format characters)")
+    return text
+
+
+VisibleText = Annotated[NonEmptyText, AfterValidator(_visible)]
+
+
+class Turn(BaseModel):
+    """One turn of a conversation: who speaks, and what they say.
+
+    First person in ``text`` refers to ``speaker``, second person to the addressee (the
+    other speakers of the chunk).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    speaker: VisibleText = Field(max_length=200)
+    text: VisibleText
+
+
+def render_turns(turns: Sequence[Turn]) -> str:
+    """A conversation's turns as text: one ``Speaker: text`` line per turn."""
+    return "\n".join(f"{turn.speaker}: {turn.text}" for turn in turns)
 
 
 class Document(Record):
-    """An input event on ``factstream.documents``, keyed by namespace."""
+    """An input event on ``factstream.documents``, keyed by namespace.
+
+    Version 2 added ``turns``, a conversation chunk's speakers and what each said (kind
+    ``conversation`` only); without ``text``, the text is the turns rendered one
+    ``Speaker: text`` line each. Version 1 records still read, and carry no turns.
+    """
 
     model_config = ConfigDict(json_schema_extra=_id_optional)
 
+    schema_version: Literal[1, 2] = 2  # type: ignore[assignment]  # widened: reads 1 too
     id: Id = Field(description="Unique per namespace; a content hash when the producer omits it.")
     namespace: Namespace
     kind: DocumentKind
     timestamp: EventTime = Field(description="Event time (RFC 3339 with a zone).")
-    text: NonEmptyText
+    text: VisibleText = Field(description="The text; a conversation chunk's turns when omitted.")
     source: str | None = None
     title: str | None = None
     speaker: str | None = None
     metadata: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator("text")
-    @classmethod
-    def _visible(cls, text: str) -> str:
-        if not any(unicodedata.category(c)[0] in _VISIBLE for c in text):
-            raise ValueError("has nothing visible (only white space, control or format characters)")
-        return text
+    turns: list[Turn] | None = Field(
+        None, min_length=1, description="A conversation chunk's turns, in the order said."
+    )
 
     @model_validator(mode="before")
     @classmethod
-    def _default_id(cls, data: object) -> object:
-        # Omitted (or null) only: an id of another type or an empty one is an error.
-        if isinstance(data, dict) and data.get("id") is None:
+    def _defaults(cls, data: object) -> object:
+        if not isinstance(data, dict):
+            return data
+        # A chunk with turns and no text: the text is the turns (omitted or null only).
+        turns = data.get("turns")
+        if data.get("text") is None and isinstance(turns, list) and turns:
+            # Bad turns: their own errors are reported where they are validated.
+            with contextlib.suppress(ValueError):
+                data = {**data, "text": render_turns([Turn.model_validate(t) for t in turns])}
+        # The id: omitted (or null) only; an id of another type or an empty one is an error.
+        if data.get("id") is None:
             ns, ts, text = data.get("namespace"), data.get("timestamp"), data.get("text")
             when = _parse_time(ts)
             if isinstance(ns, str) and isinstance(text, str) and when is not None:
                 data = {**data, "id": document_id_for(ns, when.isoformat(), text)}
         return data
+
+    @model_validator(mode="after")
+    def _turns_shape(self) -> Self:
+        if self.turns is not None:
+            if self.schema_version < 2:
+                raise ValueError("turns need schema version 2")
+            if self.kind is not DocumentKind.CONVERSATION:
+                raise ValueError("only a conversation carries turns")
+        return self
+
+    @property
+    def speakers(self) -> list[str]:
+        """The chunk's speakers, each once, in the order they first speak."""
+        return list(dict.fromkeys(turn.speaker for turn in self.turns or ()))
 
 
 class EditOp(StrEnum):
@@ -229,12 +288,13 @@ class FactEdit(Record):
     Version 2 added ``valid_from``/``valid_to`` (when the added or rewritten fact holds in
     the world; a close's ``valid_to`` ends its fact's interval), ``change`` and the ``close``
     op, and the structured ``subject``/``relation``/``object``/``object_type`` of an added or
-    rewritten fact (all four or none, where extraction could tell). Version 1 records still
-    read, and cannot carry those.
+    rewritten fact (all four or none, where extraction could tell). Version 3 added
+    ``said_by``: for a fact added or rewritten from a conversation, the speaker who said
+    it. Older records still read, and cannot carry what came later.
     """
 
-    # Widened from the base's Literal[1]: a reader of version 2 reads version 1 too.
-    schema_version: Literal[1, 2] = 2  # type: ignore[assignment]
+    # Widened from the base's Literal[1]: a reader of version 3 reads 1 and 2 too.
+    schema_version: Literal[1, 2, 3] = 3  # type: ignore[assignment]
     edit_id: Id
     namespace: Namespace
     fact_id: Id
@@ -257,6 +317,9 @@ class FactEdit(Record):
     relation: str | None = None
     object: str | None = None
     object_type: str | None = None
+    said_by: str | None = Field(
+        None, min_length=1, description="Who said it: the speaker of a conversation's fact."
+    )
 
     @model_validator(mode="after")
     def _op_shape(self) -> Self:
@@ -266,6 +329,11 @@ class FactEdit(Record):
             raise ValueError("an invalidated fact is false after the edit")
         if self.op in (EditOp.ADD, EditOp.REINFORCE, EditOp.CLOSE) and not self.truth:
             raise ValueError(f"an edit of op {self.op.value} leaves the fact true")
+        if self.said_by is not None:
+            if self.schema_version < 3:
+                raise ValueError("said_by needs schema version 3")
+            if self.op not in (EditOp.ADD, EditOp.REWRITE):
+                raise ValueError(f"an edit of op {self.op.value} says no speaker")
         return self
 
     @model_validator(mode="after")

@@ -53,6 +53,7 @@ def test_registry_lists_every_task_version() -> None:
         "classify_facts.v3",
         "extract_facts.v1",
         "extract_facts.v2",
+        "extract_facts.v3",
         "plan_time.v1",
         "rewrite_fact.v1",
         "rewrite_fact.v2",

@@ -81,14 +81,14 @@ def test_the_shipped_schemas_accept_version_1_bytes() -> None:
 
 
 def test_changed_records_write_the_latest_version_and_read_every_one() -> None:
-    assert accepted_versions(FactEdit) == (1, 2)
+    assert accepted_versions(FactEdit) == (1, 2, 3)
     assert accepted_versions(Question) == (1, 2)
     assert accepted_versions(Answer) == (1, 2, 3)
-    assert accepted_versions(Document) == (1,)
+    assert accepted_versions(Document) == (1, 2)
     assert accepted_versions(Fact) == (1, 2)
-    assert FactEdit.model_validate(_edit()).schema_version == 2
+    assert FactEdit.model_validate(_edit()).schema_version == 3
     with pytest.raises(ValidationError, match="schema_version"):
-        FactEdit.model_validate(_edit(schema_version=3))
+        FactEdit.model_validate(_edit(schema_version=4))
 
 
 def test_a_version_2_edit_with_valid_time_round_trips() -> None:
