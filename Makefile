@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 
 .PHONY: help setup tools services provision demo test test-unit test-integration reliability \
-	bench bench-1m lint format down clean
+	bench bench-1m bench-busy lint format down clean
 # make test's steps run one after another, in the order named, even under make -j: lint and the
 # unit tests fail fast, before provisioning and the integration tests.
 .NOTPARALLEL:
@@ -18,6 +18,7 @@ help:
 	@echo "make reliability       the reliability suite at full size (faults, bad input)"
 	@echo "make bench             the benchmarks (bench/results/<timestamp>.json, a table; ~20 min)"
 	@echo "make bench-1m          ask latency at 1M facts on a Weaviate of its own (~30 min, GBs)"
+	@echo "make bench-busy        one busy namespace: docs/s at windows 1, 4, 16, 32 (issue 18)"
 	@echo "make lint              ruff + mypy"
 	@echo "make format            ruff's fixes and formatting, in place"
 	@echo "make setup             the venv (.venv) with factstream and its dev tools"
@@ -85,6 +86,11 @@ bench: provision
 
 bench-1m: provision
 	$(BIN)/python -m bench --only ask_1m
+
+# 300 CLARK-News documents in one namespace, stub LM at 500 ms a call (issue 18).
+bench-busy: provision
+	$(BIN)/python -m bench --only busy --docs 300 --window 1 --window 4 --window 16 \
+		--window 32 --lm-latency 500
 
 down: setup
 	$(BIN)/factstream services down

@@ -4,7 +4,13 @@
   shifted 15 years later, ids made unique) when more are wanted; a namespace takes all
   documents of a subject in a round, so a subject's changes meet in one namespace.
 - Stub decisions: extract gives each document the verbalised Wikidata triples it states;
-  classify makes a superseded triple's fact false and rewrites it to its successor.
+  classify makes a superseded triple's fact outdated in the document that states its
+  successor, and rewrites it to the successor there.
+- Stated facts: CLARK-News excerpts name their subjects as the article does ("the Duchess
+  of Cambridge"), the triples as Wikidata does ("Catherine, Princess of Wales"), so the
+  grounding check (factstream.knowledge.grounding) refuses most facts the stub extracts
+  from the bare excerpt. A benchmark document is the excerpt followed by the facts the stub
+  extracts from it, so every fact the stub adds or rewrites to is grounded in its document.
 - Synthetic facts: a pool of real sentences (document sentences, verbalised triples and
   recombined triples) is embedded once with the real model; fact j is the text of a pair of
   pool sentences ``a b`` with the vector ``normalise(e_a + e_b)`` (for a mean-pooling model
@@ -36,6 +42,7 @@ __all__ = [
     "load",
     "pool_sentences",
     "questions",
+    "stated_text",
     "stream_documents",
     "stub_rules",
 ]
@@ -43,6 +50,8 @@ __all__ = [
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "clark-news"
 _ROUND_SHIFT = timedelta(days=15 * 365)
 _KEY_CHARS = 60  # a document is recognised by the start of its text
+# Shorter excerpts ("G", "it is verified") are left out: their start is in many documents.
+_MIN_CHARS = 20
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -75,6 +84,21 @@ def _bucket(text: str, buckets: int) -> int:
     return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) % buckets
 
 
+def _extracted(extract: dict[str, list[str]], text: str) -> list[str]:
+    """The facts the stub extracts from ``text`` (tests/fixtures/decisions.py)."""
+    return [fact for key, facts in extract.items() if key in text for fact in facts]
+
+
+def stated_text(clark: Clark, doc: ClarkDocument) -> str:
+    """``doc``'s text followed by the facts the stub extracts from it (module docstring)."""
+    return _stated(stub_rules(clark)["extract"], doc.text)
+
+
+def _stated(extract: dict[str, list[str]], text: str) -> str:
+    facts = _extracted(extract, text)
+    return f"{text}\n\n{' '.join(facts)}" if facts else text
+
+
 def _usable(clark: Clark) -> list[ClarkDocument]:
     """The documents in stream order, less those the stub would give more facts than the
     extract prompt allows (their text holds several other documents' openings)."""
@@ -82,13 +106,17 @@ def _usable(clark: Clark) -> list[ClarkDocument]:
     return [
         doc
         for doc in _ordered(clark)
-        if sum(len(facts) for key, facts in extract.items() if key in doc.text) <= DEFAULT_MAX_FACTS
+        if len(doc.text) >= _MIN_CHARS and len(_extracted(extract, doc.text)) <= DEFAULT_MAX_FACTS
     ]
 
 
-def stream_documents(clark: Clark, count: int, namespaces: Sequence[str]) -> list[Document]:
-    """``count`` documents in stream order, spread over ``namespaces`` by subject."""
+def stream_documents(
+    clark: Clark, count: int, namespaces: Sequence[str], *, stated: bool = True
+) -> list[Document]:
+    """``count`` documents in stream order, spread over ``namespaces`` by subject; ``stated``:
+    each followed by the facts the stub extracts from it (:func:`stated_text`)."""
     ordered, subjects = _usable(clark), _subject_of(clark)
+    extract = stub_rules(clark)["extract"]
     docs = []
     for i in range(count):
         rnd, src = divmod(i, len(ordered))
@@ -101,7 +129,7 @@ def stream_documents(clark: Clark, count: int, namespaces: Sequence[str]) -> lis
                 namespace=namespace,
                 kind=DocumentKind.ARTICLE,
                 timestamp=clark_doc.stream_time + rnd * _ROUND_SHIFT,
-                text=clark_doc.text,
+                text=_stated(extract, clark_doc.text) if stated else clark_doc.text,
             )
         )
     return docs
@@ -110,9 +138,25 @@ def stream_documents(clark: Clark, count: int, namespaces: Sequence[str]) -> lis
 def stub_rules(clark: Clark) -> dict[str, Any]:
     """The stub LM's decisions (tests/fixtures/decisions.py JSON form) for CLARK documents."""
     by_doc = _facts_by_document(clark)
-    extract = {doc.text[:_KEY_CHARS]: by_doc[doc.id] for doc in _ordered(clark) if doc.id in by_doc}
-    false = {verbalise(c.stale): verbalise(c.new) for c in clark.changes()}
-    return {"false": false, "reinforce": [], "extract": extract, "delay": {}, "answers": {}}
+    docs = {i: doc for i, doc in clark.documents.items() if len(doc.text) >= _MIN_CHARS}
+    extract = {
+        doc.text[:_KEY_CHARS]: by_doc[doc.id]
+        for doc in _ordered(clark)
+        if doc.id in by_doc and doc.id in docs
+    }
+    replace: dict[str, dict[str, str | None]] = {}
+    for change in clark.changes():  # the successor's document reports the change
+        if (doc := docs.get(change.new.document_id)) is not None:
+            key = doc.text[:_KEY_CHARS]
+            replace.setdefault(key, {})[verbalise(change.stale)] = verbalise(change.new)
+    return {
+        "false": {},
+        "reinforce": [],
+        "extract": extract,
+        "delay": {},
+        "answers": {},
+        "replace": replace,
+    }
 
 
 def clark_facts(clark: Clark, namespace: str) -> list[Fact]:

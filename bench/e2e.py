@@ -29,7 +29,9 @@ _NAMESPACE = "e2e"
 
 
 async def _edit(dep: Deployment, size: Size, data: Path) -> dict[str, Any]:
-    docs = stream_documents(load(data), 3 * size.e2e_docs + 10, ["warm-up", _NAMESPACE])
+    docs = stream_documents(
+        load(data), 3 * size.e2e_docs + 10, ["warm-up", _NAMESPACE], stated=False
+    )
     warm = [d for d in docs if d.namespace == "warm-up"][:1]
     timed = [d for d in docs if d.namespace == _NAMESPACE][: size.e2e_docs]
     async with LagReader(dep) as reader:

@@ -30,7 +30,8 @@ from factstream.topics.records import Document
 __all__ = ["REPO", "Deployment"]
 
 REPO = Path(__file__).resolve().parents[1]
-# The project's deterministic OpenAI-compatible server (tests/fixtures): zero delay here.
+# The project's deterministic OpenAI-compatible server (tests/fixtures): zero delay unless
+# a benchmark gives it a latency per call.
 _STUB = REPO / "tests" / "fixtures" / "openai_stub.py"
 
 
@@ -117,13 +118,15 @@ class Deployment:
         self._procs.append(proc)
         return proc
 
-    def start_stub(self, rules: dict[str, Any]) -> None:
-        """The stub LM server, answering from ``rules`` (the Decisions JSON form)."""
+    def start_stub(self, rules: dict[str, Any], latency_ms: float = 0.0) -> None:
+        """The stub LM server, answering from ``rules`` (the Decisions JSON form), each call
+        after ``latency_ms`` (no concurrency limit)."""
         if self.stub_port is None:
             raise RuntimeError("this deployment uses the real LM")
         self.rules.write_bytes(orjson.dumps(rules))
         port = str(self.stub_port)
         argv = [sys.executable, str(_STUB), "--port", port, "--rules", str(self.rules)]
+        argv += ["--lm-latency", str(latency_ms)]
         proc = self._spawn("stub", argv)
         url = f"http://127.0.0.1:{port}/v1/models"
         wait_until(
@@ -134,6 +137,14 @@ class Deployment:
             timeout_s=60,
             interval_s=0.1,
         )
+
+    async def stub_stats(self) -> dict[str, Any]:
+        """The stub's /stats: requests by task, tokens, the most requests at once."""
+        async with httpx.AsyncClient(timeout=10) as client:
+            response = await client.get(f"http://127.0.0.1:{self.stub_port}/stats")
+            response.raise_for_status()
+        stats: dict[str, Any] = response.json()
+        return stats
 
     def start_worker(self) -> subprocess.Popen[bytes]:
         """A `factstream worker` subprocess of this deployment."""

@@ -13,9 +13,21 @@ from typing import Any
 import orjson
 from rich.table import Table
 
+from bench.bounds import GOAL_BOUND_SHARE, GOAL_REDECISION_SHARE, GOAL_SPEEDUP, GOAL_W
 from bench.harness import REPO
 
-__all__ = ["RESULTS", "Row", "load", "markdown", "new_report", "rows", "table", "title", "write"]
+__all__ = [
+    "RESULTS",
+    "Row",
+    "busy_goals",
+    "load",
+    "markdown",
+    "new_report",
+    "rows",
+    "table",
+    "title",
+    "write",
+]
 
 RESULTS = REPO / "bench" / "results"
 Row = tuple[str, str, str, str, str]  # benchmark, measure, value, goal, met
@@ -180,6 +192,65 @@ def _backlog(r: dict[str, Any]) -> Iterator[Row]:
     yield name, "steady docs/s (lag 90% -> 10%)", str(r["steady_docs_per_s"]), "none", "-"
 
 
+def _busy(r: dict[str, Any]) -> Iterator[Row]:
+    name = f"6 one busy namespace, LM {r['lm_latency_ms']:g} ms/call"
+    checked, goal_w = r["goals"], str(GOAL_W)
+    if not r["window_applied"]:
+        yield name, "window setting in the worker", "absent: every run is serial", "", "-"
+    yield (
+        name,
+        f"embedding-only bound, docs/s ({r['embed_bound']['texts']} texts)",
+        str(r["embed_bound"]["docs_per_s"]),
+        "",
+        "",
+    )
+    for window, f in r["runs"].items():
+        at_goal = window == goal_w
+        yield (
+            name,
+            f"W={window}, {f['documents']} docs: docs/s / bound; LM calls/doc; conflicts/doc",
+            f"{f['docs_per_s']} / {f['bound_docs_per_s']} = {f['bound_share']}; "
+            f"{f['lm_calls_per_doc']}; {f['conflict_rate']}",
+            f">= {GOAL_BOUND_SHARE}" if at_goal else "",
+            _met(checked["bound_share_met"]) if at_goal else "",
+        )
+    if checked["speedup_w16_over_w1"] is not None:
+        yield (
+            name,
+            f"docs/s W={GOAL_W} / W=1",
+            str(checked["speedup_w16_over_w1"]),
+            f">= {GOAL_SPEEDUP:g}",
+            _met(checked["speedup_met"]),
+        )
+    yield (
+        name,
+        "re-decision tokens / all LM tokens (most of any W)",
+        str(checked["max_redecision_token_share"]),
+        f"< {GOAL_REDECISION_SHARE:g}",
+        _met(checked["redecision_met"]),
+    )
+    same = all(f["changelog_equals_serial"] for f in r["runs"].values())
+    yield name, f"changelog at every W = W={r['serial_window']}'s", "yes" if same else "no", "", ""
+
+
+def busy_goals(r: dict[str, Any]) -> str:
+    """The busy benchmark's goals, one line each, as the run prints them."""
+    if "error" in r:
+        return f"busy failed: {r['error']}"
+    g = r["goals"]
+    lines = [
+        f"goal: W={GOAL_W} docs/s >= {GOAL_SPEEDUP:g}x W=1: "
+        f"{g['speedup_w16_over_w1']} ({_met(g['speedup_met'])})",
+        f"goal: W={GOAL_W} docs/s >= {GOAL_BOUND_SHARE} of its bound: "
+        f"{g['bound_share_w16']} ({_met(g['bound_share_met'])})",
+        f"goal: re-decision tokens < {GOAL_REDECISION_SHARE:.0%} of LM tokens: "
+        f"{g['max_redecision_token_share']} ({_met(g['redecision_met'])})",
+    ]
+    if not r["window_applied"]:
+        lines.append("the worker has no window setting yet: every W ran serially")
+    return "\n".join(lines)
+
+
 def rows(report: dict[str, Any]) -> list[Row]:
     """The table rows of every benchmark in the report."""
     found = report["benchmarks"]
@@ -190,6 +261,7 @@ def rows(report: dict[str, Any]) -> list[Row]:
         "ask_1m": _million,
         "e2e": _e2e,
         "backlog": _backlog,
+        "busy": _busy,
     }
     out: list[Row] = []
     for name, result in found.items():

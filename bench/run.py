@@ -5,11 +5,13 @@ print the table.
     python -m bench --million            # also ask latency at 1M facts (make bench-1m: only it)
     python -m bench --size smoke         # tiny, to keep them working (CI runs this)
     python -m bench --only tokens --only ask --profile
+    python -m bench --only busy --docs 100 --window 1 --window 16 --lm-latency 500
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import tempfile
 import time
@@ -22,14 +24,14 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from bench import ask, backlog, e2e, throughput, tokens
+from bench import ask, backlog, busy, e2e, throughput, tokens
 from bench.corpus import DEFAULT_DATA
-from bench.report import RESULTS, new_report, table, write
+from bench.report import RESULTS, busy_goals, new_report, table, write
 from bench.sizes import SIZES, Size
 from factstream.config import Settings, load_settings
 from factstream.services import manager
 
-__all__ = ["Bench", "main", "run_benchmarks"]
+__all__ = ["Bench", "busy_size", "main", "run_benchmarks"]
 
 console = Console(width=160) if not Console().is_terminal else Console()
 
@@ -41,9 +43,11 @@ class Bench(StrEnum):
     E2E = "e2e"
     BACKLOG = "backlog"
     ASK_1M = "ask_1m"
+    BUSY = "busy"
 
 
-DEFAULT_SET = [b for b in Bench if b is not Bench.ASK_1M]
+# ask_1m and busy have make targets of their own (make bench-1m, make bench-busy).
+DEFAULT_SET = [b for b in Bench if b not in (Bench.ASK_1M, Bench.BUSY)]
 Runner = Callable[[Settings, Size, Path, Path, Path], Awaitable[dict[str, Any]]]
 
 
@@ -62,6 +66,7 @@ def _runners(million_facts: int) -> dict[Bench, Runner]:
         Bench.ASK_1M: lambda s, z, w, d, _o: ask.run_million(
             s, z, w, d, _progress, facts=million_facts
         ),
+        Bench.BUSY: lambda s, z, w, d, _o: busy.run(s, z, w, d),
     }
 
 
@@ -141,10 +146,20 @@ def cli(
     out: Annotated[Path, typer.Option(help="Where results go.")] = RESULTS,
     data: Annotated[Path, typer.Option(help="CLARK-News folder.")] = DEFAULT_DATA,
     profile: Annotated[bool, typer.Option(help="pyinstrument each benchmark (slower).")] = False,
+    docs: Annotated[
+        int | None, typer.Option(help="busy: documents of the one namespace (default by size).")
+    ] = None,
+    window: Annotated[
+        list[int] | None, typer.Option(help="busy: a window W to run; repeat (default 1 4 16 32).")
+    ] = None,
+    lm_latency: Annotated[
+        float | None, typer.Option(help="busy: the stub LM's milliseconds per call (500).")
+    ] = None,
 ) -> None:
     """Run the benchmarks on the local stack (started if needed) and print the table."""
     logging.basicConfig(level=logging.WARNING)
     settings = load_settings()
+    chosen = busy_size(SIZES[size.value], docs, window, lm_latency)
     manager.up(settings, list(manager.SERVICE_NAMES))
     selected = list(only or DEFAULT_SET)
     if million and Bench.ASK_1M not in selected:
@@ -152,7 +167,7 @@ def cli(
     report, path = asyncio.run(
         run_benchmarks(
             settings,
-            SIZES[size.value],
+            chosen,
             selected,
             out=out,
             data=data,
@@ -161,9 +176,27 @@ def cli(
         )
     )
     console.print(table(report))
+    if Bench.BUSY.value in report["benchmarks"]:
+        console.print(busy_goals(report["benchmarks"][Bench.BUSY.value]))
     console.print(f"results: {path}")
     if any("error" in r for r in report["benchmarks"].values()):
         raise typer.Exit(code=1)
+
+
+def busy_size(
+    size: Size, docs: int | None, windows: list[int] | None, latency_ms: float | None
+) -> Size:
+    """``size`` with the busy benchmark's figures the command line gave."""
+    if docs is not None and docs < 1:
+        raise typer.BadParameter("--docs must be at least 1")
+    if windows is not None and min(windows, default=1) < 1:
+        raise typer.BadParameter("--window must be at least 1")
+    return dataclasses.replace(
+        size,
+        busy_docs=size.busy_docs if docs is None else docs,
+        busy_windows=size.busy_windows if not windows else tuple(windows),
+        busy_latency_ms=size.busy_latency_ms if latency_ms is None else latency_ms,
+    )
 
 
 def main() -> None:

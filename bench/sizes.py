@@ -23,6 +23,9 @@ class Size:
     e2e_questions: int  # questions answered by the real LM
     backlog_docs: int  # queued documents the worker drains
     backlog_namespaces: int
+    busy_docs: int  # documents of the one busy namespace, at each window
+    busy_windows: tuple[int, ...]  # documents in flight (FACTSTREAM_EDITOR_WINDOW)
+    busy_latency_ms: float  # the stub LM's time per call
 
 
 FULL = Size(
@@ -38,6 +41,9 @@ FULL = Size(
     e2e_questions=8,
     backlog_docs=10_000,
     backlog_namespaces=32,
+    busy_docs=300,
+    busy_windows=(1, 4, 16, 32),
+    busy_latency_ms=500.0,
 )
 
 SMOKE = Size(
@@ -53,6 +59,9 @@ SMOKE = Size(
     e2e_questions=1,
     backlog_docs=20,
     backlog_namespaces=3,
+    busy_docs=4,
+    busy_windows=(1, 2),
+    busy_latency_ms=50.0,
 )
 
 SIZES = {size.name: size for size in (FULL, SMOKE)}

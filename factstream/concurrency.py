@@ -12,7 +12,13 @@ from typing import TypeVar
 
 from factstream.errors import FactstreamError
 
-__all__ = ["CircuitBreaker", "OutageTooLong", "backoff_delay", "gather_bounded"]
+__all__ = [
+    "CircuitBreaker",
+    "OutageTooLong",
+    "backoff_delay",
+    "gather_bounded",
+    "gather_or_cancel",
+]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -27,6 +33,24 @@ async def gather_bounded(aws: Iterable[Awaitable[T]], limit: int) -> list[T]:
             return await aw
 
     return list(await asyncio.gather(*(one(aw) for aw in aws)))
+
+
+async def gather_or_cancel(*aws: Awaitable[T]) -> list[T]:
+    """Await ``aws`` concurrently; results in input order.
+
+    Unlike :func:`asyncio.gather`, the first failure (or a cancellation of the caller)
+    cancels the others and waits for them to end before it is raised: nothing started
+    here outlives the call, and the caller sees the error it would have seen one at a time.
+    """
+    tasks = [asyncio.ensure_future(aw) for aw in aws]
+    try:
+        return list(await asyncio.gather(*tasks))
+    finally:
+        pending = [task for task in tasks if not task.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending)
 
 
 def backoff_delay(attempt: int, base_s: float, max_s: float, *, jitter: float = 0.1) -> float:

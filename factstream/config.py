@@ -225,10 +225,9 @@ class EditorSettings(BaseSettings):
         "first and second person resolved to the speakers.",
     )
     grounding: bool = Field(
-        False,
+        True,
         description="Refuse added and rewritten facts not grounded in their document: prompt "
-        "text, placeholders, names or numbers the sources lack (off until the scripted test "
-        "worlds state their facts).",
+        "text, placeholders, names or numbers the sources lack (docs/design.md section 4).",
     )
 
     top_k: int = Field(10, ge=1, le=100, description="Facts retrieved per document.")
@@ -260,6 +259,46 @@ class EditorSettings(BaseSettings):
         ge=0,
         description="Blast radius: a document may invalidate, close or rewrite at most this "
         "many facts; over it goes to the review topic and nothing is applied.",
+    )
+    window: int = Field(
+        1,
+        ge=1,
+        le=256,
+        description="Documents of one partition decided at once against the knowledge base "
+        "as it stands, then committed in input order (a changed candidate set is decided "
+        "again); their LM calls also share FACTSTREAM_LM_MAX_CONCURRENCY. 1: one at a time.",
+    )
+    retrieval_first_stage: int = Field(
+        50,
+        ge=0,
+        le=1000,
+        description="Facts each retrieval query returns before the rerank that keeps top_k "
+        "(0: the store's plain hybrid search, no rerank).",
+    )
+    retrieval_names_query: bool = Field(
+        True, description="Also run a BM25 query on the names the document contains."
+    )
+    retrieval_sentences: int = Field(
+        0, ge=0, le=50, description="Also run one query per sentence, up to this many."
+    )
+    retrieval_rank: Literal["cosine", "hybrid", "rrf"] = Field(
+        "cosine",
+        description="Rerank by cosine with the document, by the store's hybrid score of the "
+        "document's query, or by the queries' reciprocal rank.",
+    )
+    retrieval_subject_lift: float = Field(
+        0.3,
+        ge=0.0,
+        le=2.0,
+        description="Added to the score of facts whose subject the document names; such "
+        "facts pass the similarity floor.",
+    )
+    retrieval_object_lift: float = Field(
+        0.0, ge=0.0, le=2.0, description="Added to the score of facts whose object it names."
+    )
+    retrieval_short_names: bool = Field(
+        True,
+        description="A surname or an acronym names an entity too (Emmert, NCAA).",
     )
 
     @field_validator(
@@ -339,6 +378,19 @@ class ApiSettings(BaseSettings):
         description="Cosine similarity floor for facts retrieved for a question.",
     )
     max_question_chars: int = Field(2000, ge=1, description="Longest question, characters.")
+    time_plan: bool = Field(
+        True,
+        description="Let the LM plan the valid time of a question the rules cannot read "
+        '("when X was CEO"), anchored on the stored interval of the fact the event names; '
+        "false: such questions read what still holds.",
+    )
+    time_plan_min_similarity: float = Field(
+        0.5,
+        ge=-1.0,
+        le=1.0,
+        description="Cosine similarity floor for the fact a time plan anchors on (below it: "
+        "no anchor, the rules' valid time stays).",
+    )
     max_choices: int = Field(20, ge=2, description="Most choices a multiple-choice question has.")
     max_body_bytes: int = Field(
         1_048_576, ge=1024, description="Largest HTTP request body, bytes (larger: 413)."

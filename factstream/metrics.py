@@ -23,6 +23,7 @@ class LMMetrics:
     latency: Histogram
     retries: Counter
     refused: Counter
+    grounded: Counter
     cache_hits: Counter
     cached_tokens: Counter
     outage: Gauge
@@ -66,6 +67,14 @@ class LMMetrics:
                 "without them); prompt_text, placeholder, ungrounded_entity, ungrounded_number "
                 "(the fact is not grounded in its document: dropped).",
                 ["task", "model", "reason"],
+                registry=registry,
+            ),
+            grounded=Counter(
+                "factstream_lm_grounded",
+                "Added and rewritten facts the grounding check saw, by task and outcome: kept, "
+                "or refused (the reason is in factstream_lm_refused). kept / (kept + refused) "
+                "is the share the check keeps.",
+                ["task", "model", "outcome"],
                 registry=registry,
             ),
             cache_hits=Counter(
@@ -175,7 +184,8 @@ _STAGE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 6
 
 @dataclass(frozen=True)
 class WorkerMetrics:
-    """The editor's work: documents by outcome, seconds per stage, edits, dead letters, lag."""
+    """The editor's work: documents by outcome, seconds per stage, edits, dead letters, lag,
+    the window (documents in flight, re-decisions and what they cost)."""
 
     documents: Counter
     stages: Histogram
@@ -183,6 +193,9 @@ class WorkerMetrics:
     dead_letters: Counter
     lag: Gauge
     facts: Gauge
+    in_flight: Gauge
+    redecisions: Counter
+    redecision_tokens: Counter
 
     @classmethod
     def create(cls, registry: CollectorRegistry) -> WorkerMetrics:
@@ -228,6 +241,26 @@ class WorkerMetrics:
                 ["namespace", "truth"],
                 registry=registry,
             ),
+            in_flight=Gauge(
+                "factstream_documents_in_flight",
+                "Documents of an input partition read and not yet committed (the window: "
+                "decided or being decided, waiting for their turn, or committing).",
+                ["partition"],
+                registry=registry,
+            ),
+            redecisions=Counter(
+                "factstream_redecisions",
+                "Documents decided again at their commit because their candidates changed "
+                "since their decision, by how (added, removed, changed, reordered).",
+                ["reason"],
+                registry=registry,
+            ),
+            redecision_tokens=Counter(
+                "factstream_redecision_tokens",
+                "LM tokens (prompt and completion) spent deciding documents again, by task.",
+                ["task"],
+                registry=registry,
+            ),
         )
 
 
@@ -240,6 +273,7 @@ class QueryMetrics:
 
     ask_seconds: Histogram
     questions: Counter
+    time_plans: Counter
 
     @classmethod
     def create(cls, registry: CollectorRegistry) -> QueryMetrics:
@@ -257,6 +291,13 @@ class QueryMetrics:
                 "Questions from factstream.questions, by outcome (answered, or the error code "
                 "of the answer: unauthenticated, forbidden, invalid, not_found, unavailable, "
                 "failed; skipped when no answer can be addressed).",
+                ["outcome"],
+                registry=registry,
+            ),
+            time_plans=Counter(
+                "factstream_time_plans",
+                "LM plans of a question's valid time, by outcome (anchored, past: used; "
+                "no_scope, no_anchor, unbounded, invalid, lm_error: the rules' time stayed).",
                 ["outcome"],
                 registry=registry,
             ),

@@ -69,13 +69,7 @@ def ask(
 
     async def run() -> AskResult:
         async with open_clients(settings) as clients:
-            engine = QueryEngine(
-                clients.store,
-                clients.embedder,
-                clients.runner,
-                settings.api,
-                alpha=settings.editor.alpha,
-            )
+            engine = QueryEngine.of(clients, settings)
             return await engine.ask(request)
 
     result = asyncio.run(run())
@@ -92,6 +86,9 @@ def ask(
     if result.valid_time is not None:
         source = result.valid_time.source.value
         console.print(f"valid time ({source}): {result.valid_time.describe()}", markup=False)
+        plan = result.valid_time.plan
+        if plan is not None and result.valid_time.source.value != "plan":
+            console.print(f"time plan not used ({plan.outcome}): {plan.reason}", markup=False)
     timings = ", ".join(f"{stage} {seconds:.2f}s" for stage, seconds in result.timings.items())
     console.print(f"[bold]answer:[/] {result.answer}")
     console.print(f"reasoning: {result.reasoning}", markup=False)

@@ -4,12 +4,20 @@ The order of effects is the guarantee (docs/design.md section 5): the batch is d
 changelog before it is applied, it is applied before the input offset can be committed
 (the caller acks only after ``handle`` returns), and a document whose batch is applied or
 already on the changelog never reaches the LM again.
+
+Editing is two steps, so that several documents can be in flight (agents/window.py):
+``decide`` (retrieval and the LM, on the knowledge base as it stands) may run early and
+beside other documents' decisions; ``handle`` commits, one document at a time in input
+order. A decision made while an earlier document of its namespace was being committed is
+checked at its commit (knowledge/conflicts.py) and made again if its candidates changed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -19,20 +27,23 @@ from factstream.clients import Clients
 from factstream.concurrency import backoff_delay
 from factstream.config import EditorSettings, WorkerSettings
 from factstream.errors import BadInput, LMOutputInvalid, StoreUnavailable
+from factstream.knowledge.conflicts import conflict
 from factstream.knowledge.materializer import Materializer
 from factstream.knowledge.pipeline import (
     EditContext,
+    EditPlan,
     bound_problem,
     edit_document,
+    retrieve,
     timed,
     to_records,
 )
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.streams.decode import decode_document
 from factstream.streams.recovery import RecoveredBatches
-from factstream.topics.records import Document, InputRef
+from factstream.topics.records import Document, FactEdit, InputRef
 
-__all__ = ["Editor", "InputRecord", "Outcome"]
+__all__ = ["Decision", "Editor", "InputRecord", "Outcome"]
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +74,22 @@ class InputRecord:
     appended_ms: int
 
 
+@dataclass(frozen=True)
+class Decision:
+    """What deciding a document early found, for its commit.
+
+    Attributes:
+        plan: The LM's decision, on the candidates of that moment.
+        recovered: Its batch, found on the changelog (it skips the LM).
+        base: Commits of its namespace counted when it began: if none came since, the
+            knowledge base it retrieved from is the one its commit sees.
+    """
+
+    plan: EditPlan | None = None
+    recovered: list[FactEdit] | None = None
+    base: int = 0
+
+
 def _where(record: InputRecord) -> str:
     src = record.source
     return f"{src.topic}[{src.partition}]@{src.offset}"
@@ -90,18 +117,64 @@ class Editor:
         self._ctx = EditContext(clients.store, clients.embedder, clients.runner, editor)
         self._materializer = Materializer(clients.store, clients.embedder, sink=publisher)
         self.metrics = clients.metrics.worker
+        self._commits: Counter[str] = Counter()  # by namespace: commits begun or done
 
-    async def handle(self, record: InputRecord, recovered: RecoveredBatches) -> Outcome:
-        """Process one record to its end, retrying through outages of Weaviate or Kafka."""
-        outcome = await self._handle(record, recovered)
+    def key(self, record: InputRecord) -> tuple[str, str] | None:
+        """The record's (namespace, document id); None for bad input."""
+        try:
+            doc = decode_document(record.key, record.value, max_bytes=self._max_bytes)
+        except BadInput:
+            return None
+        return doc.namespace, doc.id
+
+    async def decide(self, record: InputRecord, recovered: RecoveredBatches) -> Decision:
+        """Decide the record's document on the knowledge base as it stands; commit nothing.
+
+        Bad input and documents already applied decide nothing (their commit says what
+        they are); a document whose batch is on the changelog takes it and skips the LM.
+        Errors are raised: the commit (``handle``) meets them and treats them as always.
+        """
+        try:
+            doc = decode_document(record.key, record.value, max_bytes=self._max_bytes)
+        except BadInput:
+            return Decision()
+        base = self._commits[doc.namespace]
+        if await self._clients.store.applied_batch(doc.namespace, doc.id) is not None:
+            return Decision(base=base)
+        batch = await recovered.take(doc.namespace, doc.id, record.appended_ms)
+        if batch is not None:
+            return Decision(recovered=batch, base=base)
+        return Decision(await edit_document(doc, self._ctx), base=base)
+
+    async def handle(
+        self,
+        record: InputRecord,
+        recovered: RecoveredBatches,
+        decided: Awaitable[Decision] | None = None,
+    ) -> Outcome:
+        """Process one record to its end, retrying through outages of Weaviate or Kafka.
+
+        Args:
+            record: The input record.
+            recovered: The partition's batches found on the changelog.
+            decided: Its early decision (``decide``), if one was started; its error, if it
+                failed, is met here as if the record had been edited now.
+        """
+        outcome = await self._handle(record, recovered, decided)
         self.metrics.documents.labels(outcome=outcome.value).inc()
         return outcome
 
-    async def _handle(self, record: InputRecord, recovered: RecoveredBatches) -> Outcome:
+    async def _handle(
+        self,
+        record: InputRecord,
+        recovered: RecoveredBatches,
+        decided: Awaitable[Decision] | None,
+    ) -> Outcome:
         outages = failures = 0
         while True:
             try:
-                return await self._process(record, recovered)
+                early, decided = decided, None  # a retry decides afresh
+                return await self._process(record, recovered, early)
             except _TRANSIENT as exc:  # an outage: wait as long as it lasts
                 outages += 1
                 delay = backoff_delay(outages, 0.5, 30.0)
@@ -117,27 +190,43 @@ class Editor:
                 log.exception("%s failed; retrying in %.1fs", _where(record), delay)
             await asyncio.sleep(delay)
 
-    async def _process(self, record: InputRecord, recovered: RecoveredBatches) -> Outcome:
+    async def _process(
+        self,
+        record: InputRecord,
+        recovered: RecoveredBatches,
+        early: Awaitable[Decision] | None,
+    ) -> Outcome:
         try:
             doc = decode_document(record.key, record.value, max_bytes=self._max_bytes)
         except BadInput as exc:
             return await self._dead_letter(record, exc.reason, "BadInput")
         try:
-            return await self._edit(doc, record, recovered)
+            decision = None if early is None else await early
+            try:
+                return await self._edit(doc, record, recovered, decision)
+            finally:
+                # Whatever it wrote, if anything, decisions begun before now may not have seen.
+                self._commits[doc.namespace] += 1
         except LMOutputInvalid as exc:
             return await self._dead_letter(record, f"LM output invalid: {exc}", "LMOutputInvalid")
 
     async def _edit(
-        self, doc: Document, record: InputRecord, recovered: RecoveredBatches
+        self,
+        doc: Document,
+        record: InputRecord,
+        recovered: RecoveredBatches,
+        decision: Decision | None,
     ) -> Outcome:
         store = self._clients.store
         if await store.applied_batch(doc.namespace, doc.id) is not None:
             return Outcome.DUPLICATE
-        batch = await recovered.take(doc.namespace, doc.id, record.appended_ms)
+        batch = decision.recovered if decision is not None else None
+        if batch is None:
+            batch = await recovered.take(doc.namespace, doc.id, record.appended_ms)
         if batch is not None:
             await self._materializer.apply(batch)
             return Outcome.RECOVERED
-        plan = await edit_document(doc, self._ctx)
+        plan = await self._confirmed(doc, decision)
         problem = bound_problem(plan, self._max_edits)
         if problem is not None:
             log.warning("review %s: document %r %s", _where(record), doc.id, problem)
@@ -162,6 +251,26 @@ class Editor:
         for edit in edits:
             self.metrics.edits.labels(namespace=edit.namespace, op=edit.op.value).inc()
         return Outcome.APPLIED
+
+    async def _confirmed(self, doc: Document, decision: Decision | None) -> EditPlan:
+        """The plan serial processing makes: the early one if its candidates still stand."""
+        if decision is None or decision.plan is None:
+            return await edit_document(doc, self._ctx)
+        plan = decision.plan
+        if self._commits[doc.namespace] == decision.base or plan.vector is None:
+            # Nothing was committed in its namespace since it retrieved (or, a baseline
+            # method, it retrieved nothing): it saw what it would see now.
+            return plan
+        now = await retrieve(doc, self._ctx, plan.timings, plan.vector)
+        reason = conflict(plan.retrieved, now, doc.timestamp)
+        if reason is None:
+            return plan
+        log.info("decide %r again: candidates %s since its decision", doc.id, reason.value)
+        self.metrics.redecisions.labels(reason=reason.value).inc()
+        again = await edit_document(doc, self._ctx, retrieved=now, reuse=plan)
+        for task, usage in again.usage.items():
+            self.metrics.redecision_tokens.labels(task=task).inc(usage.total_tokens)
+        return again
 
     async def _dead_letter(self, record: InputRecord, reason: str, error_type: str) -> Outcome:
         src = record.source

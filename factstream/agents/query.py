@@ -150,9 +150,7 @@ def register_query_agent(app: Any, settings: Settings, clients: ClientsProvider)
     @app.agent(questions, name="query")  # type: ignore[untyped-decorator]  # faust is untyped
     async def query(stream: faust.StreamT[bytes]) -> None:
         used = await clients()
-        engine = QueryEngine(
-            used.store, used.embedder, used.runner, settings.api, alpha=settings.editor.alpha
-        )
+        engine = QueryEngine.of(used, settings)
         handler = QuestionHandler(engine, keys, used.metrics.query)
         async for event in stream.events():
             msg = event.message

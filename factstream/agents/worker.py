@@ -7,7 +7,7 @@ import asyncio
 import logging
 import os
 from contextlib import AsyncExitStack
-from typing import Any
+from typing import Any, cast
 
 import faust
 from prometheus_client import start_http_server
@@ -15,6 +15,7 @@ from prometheus_client import start_http_server
 from factstream.agents.editor import Editor, InputRecord, Outcome
 from factstream.agents.gauges import PartitionGauges
 from factstream.agents.query import register_query_agent
+from factstream.agents.window import Window
 from factstream.clients import Clients, open_clients
 from factstream.concurrency import backoff_delay
 from factstream.config import Settings
@@ -163,23 +164,25 @@ def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:
     async def edit(stream: faust.StreamT[bytes]) -> None:
         editor = await runtime.editor()
         recovered = RecoveredBatches(settings.kafka)  # per actor, so per partition
-        async for event in stream.events():
+        # Acks are ours: an event is acked once its document is committed, in input order,
+        # so the offset committed never passes a document still in flight.
+        events = cast("faust.Stream[bytes]", stream).noack()
+        partition = _partition(stream)
+
+        async def committed(event: Any, record: InputRecord, outcome: Outcome) -> None:
             msg = event.message
-            record = InputRecord(
-                key=msg.key,
-                value=msg.value,
-                source=InputRef(topic=msg.topic, partition=msg.partition, offset=msg.offset),
-                appended_ms=int((msg.timestamp or 0) * 1000),
-            )
-            try:
-                outcome = await editor.handle(record, recovered)
-            except Exception:
-                # Faust would ack this event as the actor dies and commit past it. Exit
-                # without committing: the record is read again when the worker restarts.
-                log.critical("unrecoverable error; exiting without committing", exc_info=True)
-                os._exit(70)
             log.info("outcome %s[%d]@%d %s", msg.topic, msg.partition, msg.offset, outcome.value)
+            await events.ack(event)
             await runtime.processed(record, outcome, app.consumer.highwater(msg.tp))
+
+        window: Window[Any] = Window(editor, recovered, settings.editor.window, partition)
+        try:
+            await window.run(events.events(), _record, committed)
+        except Exception:
+            # Exit without committing: the records in flight are read again when the
+            # worker restarts (their batches, if published, are found on the changelog).
+            log.critical("unrecoverable error; exiting without committing", exc_info=True)
+            os._exit(70)
 
     register_query_agent(app, settings, runtime.clients)
     _track_partitions(app, runtime, settings)
@@ -189,6 +192,22 @@ def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:
         await runtime.close()
 
     return app, runtime
+
+
+def _record(event: Any) -> InputRecord:
+    msg = event.message
+    return InputRecord(
+        key=msg.key,
+        value=msg.value,
+        source=InputRef(topic=msg.topic, partition=msg.partition, offset=msg.offset),
+        appended_ms=int((msg.timestamp or 0) * 1000),
+    )
+
+
+def _partition(stream: faust.StreamT[bytes]) -> int:
+    """The input partition of an isolated-partitions actor's stream (-1 if it cannot tell)."""
+    tps = list(stream.active_partitions or ())
+    return int(tps[0].partition) if len(tps) == 1 else -1
 
 
 def _track_partitions(app: faust.App, runtime: Runtime, settings: Settings) -> None:

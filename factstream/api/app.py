@@ -74,9 +74,7 @@ def create_app(
             used = clients
             if used is None:  # our own: closed as the app stops
                 used = await opened.enter_async_context(open_clients(settings))
-            engine = QueryEngine(
-                used.store, used.embedder, used.runner, settings.api, alpha=settings.editor.alpha
-            )
+            engine = QueryEngine.of(used, settings)
             state = ApiState(
                 used,
                 engine,

@@ -23,6 +23,7 @@ from factstream.topics.records import (
     Document,
     Fact,
     HistoryEntry,
+    TimePlanNote,
     ValidWindow,
 )
 
@@ -118,10 +119,19 @@ class ValidTimeOut(_Body):
     end: datetime | None = Field(description="End, exclusive; null: open.")
     source: ValidTimeSource = Field(
         description="request: valid_at/valid_between; question: a time the question names; "
-        "current: what still holds at as_of (or now); none: no valid-time filter."
+        "plan: planned by the LM from an event the question names, anchored on that event's "
+        "fact's stored interval; current: what still holds at as_of (or now); none: no "
+        "valid-time filter."
     )
     expression: str | None = Field(
-        None, description="The question's words the interval was read from (source question)."
+        None,
+        description="The question's words the interval was read from (source question), or "
+        "the event a plan anchored on (source plan).",
+    )
+    plan: TimePlanNote | None = Field(
+        None,
+        description="What the LM's time plan did, when one was made: its outcome, the event, "
+        "the fact it anchored on, or why it was not used.",
     )
     description: str = Field(description='In words, e.g. "in 2019" = 2019-01-01 to 2020-01-01.')
 
@@ -133,6 +143,7 @@ class ValidTimeOut(_Body):
             end=interval.end if interval is not None else None,
             source=valid.source,
             expression=valid.expression,
+            plan=valid.plan,
             description=valid.describe(),
         )
 

@@ -51,7 +51,7 @@ from factstream.streams.changelog import ChangelogPublisher
 from factstream.topics.records import Document, Turn
 from factstream.up import Part, start_part, stop_parts
 
-__all__ = ["METHODS", "ClarkRun", "Method", "Progress", "run_clark"]
+__all__ = ["METHODS", "ChoiceAsker", "ClarkRun", "Method", "Progress", "run_clark"]
 
 Method = Literal["erase", "fact-rag", "rag"]
 METHODS: tuple[Method, ...] = ("erase", "fact-rag", "rag")
@@ -136,32 +136,35 @@ async def _scrape_tokens(port: int) -> dict[str, dict[str, int]]:
     return tokens_by_task(text_string_to_metric_families(response.text))
 
 
-class _Asker:
-    """Asks one checkpoint's questions through the query engine, a few at a time."""
+class ChoiceAsker:
+    """Asks multiple-choice questions through the query engine, a few at a time."""
 
     def __init__(self, clients: Clients, settings: Settings, namespace: str) -> None:
         self.clients, self.namespace = clients, namespace
-        self.engine = QueryEngine(
-            clients.store,
-            clients.embedder,
-            clients.runner,
-            settings.api,
-            alpha=settings.editor.alpha,
-        )
+        self.engine = QueryEngine.of(clients, settings)
         self.limit = asyncio.Semaphore(settings.lm.max_concurrency)
 
-    async def ask(self, question: ClarkQuestion) -> tuple[str | None, str | None]:
-        """The chosen answer, or None and why it failed (an invalid LM answer counts wrong)."""
-        request = AskRequest(question.question, self.namespace, choices=question.choices)
+    async def ask(
+        self, question: str, choices: Sequence[str], *, valid_time: bool = True
+    ) -> tuple[str | None, str | None]:
+        """The chosen answer, or None and why it failed (an invalid LM answer counts wrong).
+
+        ``valid_time=False`` retrieves without any valid-time filter (reads before valid
+        time, as a plain RAG does).
+        """
+        request = AskRequest(question, self.namespace, choices=choices)
         async with self.limit:
             try:
-                return (await self.engine.ask(request)).answer, None
+                if valid_time:
+                    return (await self.engine.ask(request)).answer, None
+                facts = await self.engine.retrieve(request, question_time=False)
+                return (await self.engine.answer(request, facts)).answer, None
             except FactstreamError as exc:
                 return None, f"{type(exc).__name__}: {exc}"
 
 
 async def _ask_checkpoint(
-    asker: _Asker,
+    asker: ChoiceAsker,
     questions: Sequence[ClarkQuestion],
     cp: Checkpoint,
     progress: Progress,
@@ -170,7 +173,7 @@ async def _ask_checkpoint(
 
     async def one(index: int) -> dict[str, Any]:
         q = questions[index]
-        predicted, error = await asker.ask(q)
+        predicted, error = await asker.ask(q.question, q.choices)
         progress.advance(1)
         expected = q.answer_at(cp.time)
         return {
@@ -214,7 +217,7 @@ async def run_clark(run: ClarkRun, progress: Progress | None = None) -> dict[str
         try:
             start_part(worker)
             await publisher.start()
-            asker, sent = _Asker(clients, settings, names.namespace), 0
+            asker, sent = ChoiceAsker(clients, settings, names.namespace), 0
             for cp in checkpoints:
                 due = [d for d in documents[sent:] if d.timestamp <= cp.time]
                 progress.stage(f"documents to {cp.share:.0%}", len(due))

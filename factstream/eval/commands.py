@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -59,8 +60,16 @@ def eval_update_retrieval(
     data: Data,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N changes.")] = None,
     json_out: JsonOut = None,
+    edited: Annotated[
+        bool,
+        typer.Option(
+            "--edited/--stream",
+            help="KB as a perfect editor keeps it (superseded facts closed), or every fact "
+            "of the stream left true.",
+        ),
+    ] = False,
 ) -> None:
-    """Recall of superseded facts by the editor's retrieval (no LM): hybrid and dense-only."""
+    """Recall of superseded facts by the editor's retrieval (no LM), per retrieval variant."""
     from rich.progress import Progress
 
     from factstream.clients import open_clients
@@ -69,17 +78,18 @@ def eval_update_retrieval(
         KS,
         evaluate_update_retrieval,
         load_facts,
-        retrieval_configs,
+        retrieval_variants,
     )
 
     settings, clark = load_settings(), load_clark(data)
+    kb = "edited" if edited else "stream"
     namespace = f"eval-retrieval-{datetime.now(UTC):%Y%m%d%H%M%S}"
-    configs = retrieval_configs(settings.editor)
+    configs = retrieval_variants(settings.editor)
 
     async def run() -> Any:
         async with open_clients(settings) as clients:
             try:
-                await load_facts(clients.store, clients.embedder, clark, namespace)
+                await load_facts(clients.store, clients.embedder, clark, namespace, edited=edited)
                 with Progress(console=console) as bar:
                     task = bar.add_task("retrieving", total=None)
                     return await evaluate_update_retrieval(
@@ -95,30 +105,46 @@ def eval_update_retrieval(
                 await clients.store.drop_namespace(namespace)
 
     reports = asyncio.run(run())
-    table = Table("retrieval", *(f"recall@{k}" for k in KS), "above floor", "editor sees")
+    table = Table("retrieval", *(f"recall@{k}" for k in KS), "editor sees", "ms mean / p95")
     for r in reports:
         table.add_row(
             r.config.name,
             *(f"{r.recall_at[k]:.1%}" for k in KS),
-            f"{r.above_floor:.1%}",
             f"{r.editor_recall:.1%}",
+            f"{r.ms_mean:.0f} / {r.ms_p95:.0f}",
         )
     console.print(
         f"{reports[0].changes} superseded facts in the KB when superseded "
         f"({reports[0].not_in_kb} more come later in the stream and are left out); "
-        f"floor {settings.editor.min_similarity}, top_k {settings.editor.top_k}"
+        f"floor {settings.editor.min_similarity}, top_k {settings.editor.top_k}; KB: {kb}"
     )
     console.print(table)
     if json_out is not None:
-        json_out.write_text(json.dumps([dataclasses.asdict(r) for r in reports], indent=2))
+        rows = [{**dataclasses.asdict(r), "kb": kb} for r in reports]
+        json_out.write_text(json.dumps(rows, indent=2))
 
 
 @eval_app.command("temporal")
 def eval_temporal(
     data: Data,
-    out: Annotated[Path, typer.Option(help="Where temporal.json goes.")] = Path("eval-results"),
+    out: Annotated[Path, typer.Option(help="Where the results and plot go.")] = Path(
+        "eval-results"
+    ),
+    lm: Annotated[
+        bool, typer.Option("--lm", help="Answer with the LM: exact match per --method.")
+    ] = False,
+    method: Annotated[
+        list[str], typer.Option(help="With --lm: erase or rag; repeat to run both.")
+    ] = ["erase"],  # noqa: B006 - typer reads the default, nothing mutates it
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="With --lm: only the first N questions.")
+    ] = None,
 ) -> None:
-    """Valid-time retrieval (no LM): is the fact that held on the day asked about ranked first?"""
+    """Valid time: is the fact that held on the day asked about ranked first (no LM), or,
+    with --lm, does the LM answer with it?"""
+    if lm:
+        _eval_temporal_lm(data, out, method, limit)
+        return
     from rich.progress import Progress
 
     from factstream.eval.temporal import run_temporal_eval
@@ -147,6 +173,42 @@ def eval_temporal(
     )
     console.print(table)
     console.print(f"report: {out / 'temporal.json'}", markup=False)
+
+
+def _eval_temporal_lm(data: Path, out: Path, methods: list[str], limit: int | None) -> None:
+    from rich.progress import Progress
+
+    from factstream.eval.report import latest_results, plot_exact_match, write_results
+    from factstream.eval.temporal_lm import GROUPS, LM_METHODS, run_temporal_lm
+
+    unknown = [m for m in methods if m not in LM_METHODS]
+    if unknown:
+        raise typer.BadParameter(f"unknown method {unknown[0]!r}; one of {', '.join(LM_METHODS)}")
+    settings = load_settings()
+    for name in methods:
+        with Progress(console=console) as bar:
+            task = bar.add_task(f"{name}: asking", total=limit)
+            tick = functools.partial(bar.advance, task)
+            run = run_temporal_lm(settings, data, name, limit, tick)  # type: ignore[arg-type]
+            results = asyncio.run(run)
+        path = write_results(out, f"temporal-lm-{name}", results)
+        table = Table("questions", "asked", "exact match")
+        for group in GROUPS:
+            row = results["by_group"][group]
+            accuracy = "-" if row["accuracy"] is None else f"{row['accuracy']:.1%}"
+            table.add_row(group, str(row["asked"]), accuracy)
+        console.print(table)
+        console.print(
+            f"{name}: {results['correct']}/{results['asked']} correct (chance "
+            f"{results['chance']:.1%}), {results['tokens']['total']} LM tokens, "
+            f"{results['seconds']['wall']} s -> {path}",
+            markup=False,
+        )
+    title = "CLARK-News dated questions: exact match per method"
+    plot = plot_exact_match(
+        latest_results(out, "temporal-lm"), out / "temporal-lm.png", title, GROUPS
+    )
+    console.print(f"plot: {plot}", markup=False)
 
 
 Methods = Annotated[

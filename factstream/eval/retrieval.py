@@ -9,6 +9,8 @@ caused the largest share of ERASE's errors (40% in the paper's error analysis).
 
 from __future__ import annotations
 
+import statistics
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -16,53 +18,66 @@ from datetime import timedelta
 
 from factstream.config import EditorSettings
 from factstream.embed.base import Embedder
-from factstream.eval.datasets import Change, Clark, verbalise
+from factstream.eval.datasets import Change, Clark, ClarkDocument, verbalise
+from factstream.knowledge.retrieval import Retrieval, Where, pool_depth, ranked_candidates
 from factstream.store.base import FactStore, StoredFact
+from factstream.temporal.intervals import ValidInterval
 from factstream.topics.records import Fact, HistoryEntry
 
 __all__ = [
     "KS",
-    "RetrievalConfig",
     "RetrievalReport",
+    "closings",
     "evaluate_update_retrieval",
     "load_facts",
-    "retrieval_configs",
+    "retrieval_variants",
+    "scored_changes",
 ]
 
 KS = (1, 5, 10, 20)
 _IDS = uuid.uuid5(uuid.NAMESPACE_URL, "https://factstream.dev/eval/clark-triples")
 
 
-@dataclass(frozen=True)
-class RetrievalConfig:
-    """One retrieval configuration to score."""
-
-    name: str
-    alpha: float  # 1.0: dense only
-    top_k: int  # the editor's top_k (the floor and this decide what the LM sees)
-    min_similarity: float
-
-
 @dataclass
 class RetrievalReport:
-    """Recall of the stale fact at several depths, for one configuration."""
+    """Recall of the stale fact at several depths, and the cost, for one retrieval variant."""
 
-    config: RetrievalConfig
+    config: Retrieval
     changes: int = 0  # superseded facts scored: those already in the KB when superseded
     not_in_kb: int = 0  # changes left out: the stale fact's document comes later in the stream
     recall_at: dict[int, float] = field(default_factory=dict)
     above_floor: float = 0.0  # share of stale facts whose similarity clears the floor
-    editor_recall: float = 0.0  # what the editor's own search (top_k, floor) returns: fixable
+    editor_recall: float = 0.0  # what the editor's own retrieval (top_k, floor) returns
+    ms_mean: float = 0.0  # retrieval time per document (embedding included)
+    ms_p95: float = 0.0
     ranks: list[int | None] = field(default_factory=list)  # per change; None: not in the top 20
+    seen: list[bool] = field(default_factory=list)  # per change: whether the editor sees it
 
 
-def retrieval_configs(editor: EditorSettings) -> list[RetrievalConfig]:
-    """The configured hybrid retrieval and its dense-only variant."""
+def retrieval_variants(editor: EditorSettings) -> list[Retrieval]:
+    """The configured retrieval first, then each stage switched off or changed alone."""
+    best = Retrieval.from_settings(editor).but(f"configured (lift {editor.retrieval_subject_lift})")
+    plain = best.but("rerank only", names_query=False, subject_lift=0.0, named_pass=False)
     return [
-        RetrievalConfig(
-            f"hybrid (alpha {editor.alpha})", editor.alpha, editor.top_k, editor.min_similarity
-        ),
-        RetrievalConfig("dense only", 1.0, editor.top_k, editor.min_similarity),
+        best,
+        best.but("store hybrid, no rerank (before)", first_stage=0),
+        best.but("store dense only, no rerank", first_stage=0, alpha=1.0),
+        plain,
+        plain.but("rerank + names query", names_query=True),
+        best.but("subject lift 0.1", subject_lift=0.1),
+        best.but("subject lift 0.5", subject_lift=0.5),
+        best.but("no surnames or acronyms", short_names=False),
+        best.but("named facts below floor cut", named_pass=False),
+        best.but("names in fact text, not structure", structured=False),
+        best.but("no names query", names_query=False),
+        best.but("object lift 0.1", object_lift=0.1),
+        best.but("sentence queries (8)", sentences=8),
+        best.but("object lift 0.1 + sentences (8)", object_lift=0.1, sentences=8),
+        best.but("rank by reciprocal rank", rank="rrf"),
+        best.but("rank by hybrid score", rank="hybrid"),
+        best.but("first stage 20", first_stage=20),
+        best.but("first stage 100", first_stage=100),
+        best.but("dense first stage", alpha=1.0),
     ]
 
 
@@ -70,23 +85,43 @@ def _fact_id(triple_index: int) -> str:
     return str(uuid.uuid5(_IDS, str(triple_index)))
 
 
-def _facts(clark: Clark, namespace: str) -> list[Fact]:
+def closings(clark: Clark) -> dict[int, ClarkDocument]:
+    """Each superseded triple and the document that supersedes it (the first, if several)."""
+    found: dict[int, ClarkDocument] = {}
+    for change in clark.changes():
+        doc = clark.documents[change.new.document_id]
+        old = found.get(change.stale.index)
+        if old is None or doc.position < old.position:
+            found[change.stale.index] = doc
+    return found
+
+
+def _facts(clark: Clark, namespace: str, *, edited: bool) -> list[Fact]:
+    closed_by = closings(clark) if edited else {}
     facts = []
     for triple in clark.triples:
         doc = clark.documents.get(triple.document_id)
         if doc is None:
             continue
         ts = doc.stream_time
-        entry = HistoryEntry(ts=ts, truth=True, document_id=doc.id, edit_id=f"eval-{triple.index}")
+        history = [HistoryEntry(ts=ts, truth=True, document_id=doc.id, edit_id=f"e-{triple.index}")]
+        closer = closed_by.get(triple.index)
+        if closer is not None and closer.position > doc.position:
+            edit = f"c-{triple.index}"
+            history.append(
+                HistoryEntry(
+                    ts=closer.stream_time, truth=False, document_id=closer.id, edit_id=edit
+                )
+            )
         facts.append(
             Fact(
                 fact_id=_fact_id(triple.index),
                 namespace=namespace,
                 text=verbalise(triple),
-                truth=True,
-                history=[entry],
+                truth=history[-1].truth,
+                history=history,
                 first_seen=ts,
-                last_changed=ts,
+                last_changed=history[-1].ts,
                 subject=triple.subject,
                 relation=triple.relation,
                 object=triple.object,
@@ -95,9 +130,15 @@ def _facts(clark: Clark, namespace: str) -> list[Fact]:
     return facts
 
 
-async def load_facts(store: FactStore, embedder: Embedder, clark: Clark, namespace: str) -> int:
-    """Insert every triple of the stream as a fact, true from its document's time."""
-    facts = _facts(clark, namespace)
+async def load_facts(
+    store: FactStore, embedder: Embedder, clark: Clark, namespace: str, *, edited: bool = False
+) -> int:
+    """Insert every triple of the stream as a fact, true from its document's time.
+
+    ``edited``: each superseded fact turns false when the document superseding it arrives
+    (the KB a perfect editor keeps); otherwise every fact stays true (the stream alone).
+    """
+    facts = _facts(clark, namespace, edited=edited)
     vectors = await embedder.embed_batch([f.text for f in facts])
     await store.upsert(namespace, [StoredFact(f, v) for f, v in zip(facts, vectors, strict=True)])
     return len(facts)
@@ -105,32 +146,34 @@ async def load_facts(store: FactStore, embedder: Embedder, clark: Clark, namespa
 
 async def _retrieve(
     store: FactStore,
+    embedder: Embedder,
     namespace: str,
     change: Change,
     clark: Clark,
-    vector: Sequence[float],
-    config: RetrievalConfig,
-) -> tuple[int | None, bool]:
-    """The stale fact's rank without a floor (None past 20), and whether the editor sees it."""
+    how: Retrieval,
+) -> tuple[int | None, bool, float]:
+    """The stale fact's rank without a floor (None past 20), whether the editor sees it, ms.
+
+    The editor's own code (``ranked_candidates``), as of just before the document.
+    """
     doc = clark.documents[change.new.document_id]
     as_of = doc.stream_time - timedelta(microseconds=1)  # the KB just before the document
-
-    async def ids(top_k: int, floor: float) -> list[str]:
-        hits = await store.search(
-            namespace,
-            doc.text,
-            vector,
-            as_of=as_of,
-            top_k=top_k,
-            min_similarity=floor,
-            alpha=config.alpha,
-        )
-        return [hit.fact.fact_id for hit in hits]
-
+    started = time.perf_counter()
+    where = Where(namespace, as_of, ValidInterval(as_of, None))  # as the editor asks
+    depth = max(max(KS), pool_depth(how))
+    ranked = await ranked_candidates(store, embedder, where, doc.text, how, depth=depth)
+    ms = 1000 * (time.perf_counter() - started)
+    ids = [c.hit.fact.fact_id for c in ranked]
+    seen = [c.hit.fact.fact_id for c in ranked if c.passes][: how.top_k]
     stale = _fact_id(change.stale.index)
-    ranked = await ids(max(KS), -1.0)
-    rank = ranked.index(stale) + 1 if stale in ranked else None
-    return rank, stale in await ids(config.top_k, config.min_similarity)
+    rank = ids.index(stale) + 1 if stale in ids[: max(KS)] else None
+    return rank, stale in seen, ms
+
+
+def scored_changes(clark: Clark) -> list[Change]:
+    """The changes scored, in stream order: those whose stale fact is in the KB by then."""
+    every = sorted(clark.changes(), key=lambda c: clark.documents[c.new.document_id].position)
+    return [c for c in every if _in_kb(clark, c)]
 
 
 def _in_kb(clark: Clark, change: Change) -> bool:
@@ -148,7 +191,7 @@ async def evaluate_update_retrieval(
     embedder: Embedder,
     clark: Clark,
     namespace: str,
-    configs: Sequence[RetrievalConfig],
+    configs: Sequence[Retrieval],
     limit: int | None = None,
     tick: Callable[[], None] | None = None,
 ) -> list[RetrievalReport]:
@@ -164,16 +207,21 @@ async def evaluate_update_retrieval(
     reports = []
     for config in configs:
         report = RetrievalReport(config, len(changes), len(every) - len(changes))
-        seen = 0
-        for change, vector in zip(changes, doc_vectors, strict=True):
-            rank, in_view = await _retrieve(store, namespace, change, clark, vector, config)
+        seen, times = 0, []
+        for change in changes:
+            rank, in_view, ms = await _retrieve(store, embedder, namespace, change, clark, config)
             report.ranks.append(rank)
+            report.seen.append(in_view)
             seen += in_view
+            times.append(ms)
             if tick is not None:
                 tick()
         n = max(1, len(changes))
         report.recall_at = {k: sum(r is not None and r <= k for r in report.ranks) / n for k in KS}
         report.above_floor = sum(s >= config.min_similarity for s in similarity) / n
         report.editor_recall = seen / n
+        if times:
+            report.ms_mean = statistics.fmean(times)
+            report.ms_p95 = statistics.quantiles(times, n=20)[-1] if len(times) > 1 else times[0]
         reports.append(report)
     return reports

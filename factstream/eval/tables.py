@@ -3,7 +3,7 @@
 A quoted table sits between ``<!-- eval-table:start KIND: FILE [FILE ...] -->`` and
 ``<!-- eval-table:end -->``; ``tests/unit/test_readme.py`` keeps it equal to what this
 module renders from the named files. ``python -m factstream.eval.tables KIND FILE ...``
-prints one (kinds: floor, update-retrieval, clark, convo, temporal).
+prints one (kinds: the keys of ``RENDERERS``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ __all__ = [
     "clark_markdown",
     "floor_markdown",
     "render",
+    "temporal_lm_markdown",
     "temporal_markdown",
+    "update_retrieval_default_markdown",
     "update_retrieval_markdown",
 ]
 
@@ -54,7 +56,7 @@ def update_retrieval_markdown(reports: Sequence[Any]) -> str:
     """``factstream eval update-retrieval --json`` outputs (one or more runs).
 
     A configuration that several runs scored (dense only, in every run) is shown once, from
-    the first file that has it.
+    the first file that has it. Runs that timed retrieval add its mean and p95 per document.
     """
     rows: dict[str, Mapping[str, Any]] = {}
     for run in reports:
@@ -63,25 +65,53 @@ def update_retrieval_markdown(reports: Sequence[Any]) -> str:
     first = next(iter(rows.values()))
     config = first["config"]
     ks = sorted(first["recall_at"], key=int)
+    timed = "ms_mean" in first
+    header = ["retrieval", *(f"recall@{k}" for k in ks), "editor sees"]
     lines = [
         f"{first['changes']} superseded facts in the KB when superseded "
         f"({first['not_in_kb']} more come later in the stream); "
-        f"floor {config['min_similarity']}, top_k {config['top_k']}.",
+        f"floor {config['min_similarity']}, top_k {config['top_k']}"
+        + (f"; KB: {first['kb']}." if "kb" in first else "."),
         "",
         *_table(
-            ["retrieval", *(f"recall@{k}" for k in ks), "above floor", "editor sees"],
+            [*header, "ms mean / p95"] if timed else [*header[:-1], "above floor", header[-1]],
             [
                 (
                     name,
                     *(_pct(r["recall_at"][k]) for k in ks),
-                    _pct(r["above_floor"]),
+                    *(() if timed else (_pct(r["above_floor"]),)),
                     _pct(r["editor_recall"]),
+                    *((f"{r['ms_mean']:.0f} / {r['ms_p95']:.0f}",) if timed else ()),
                 )
                 for name, r in rows.items()
             ],
         ),
     ]
     return "\n".join(lines) + "\n"
+
+
+def update_retrieval_default_markdown(reports: Sequence[Any]) -> str:
+    """The configured retrieval (each run's first row) against the plain search, per run.
+
+    The README's summary of ``update_retrieval_markdown``; "before" is the row whose name
+    says so.
+    """
+    rows = []
+    for run in reports:
+        before = [r for r in run if "(before)" in r["config"]["name"]]
+        for result in [run[0], *before]:
+            rows.append(
+                (
+                    result.get("kb", "stream"),
+                    result["config"]["name"],
+                    *(_pct(result["recall_at"][k]) for k in sorted(result["recall_at"], key=int)),
+                    _pct(result["editor_recall"]),
+                    f"{result['ms_mean']:.0f} / {result['ms_p95']:.0f}",
+                )
+            )
+    ks = sorted(reports[0][0]["recall_at"], key=int)
+    header = ["KB", "retrieval", *(f"recall@{k}" for k in ks), "editor sees", "ms mean / p95"]
+    return "\n".join(_table(header, rows)) + "\n"
 
 
 def _tokens(phase: Mapping[str, Mapping[str, int]]) -> int:
@@ -143,12 +173,40 @@ def temporal_markdown(reports: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(_table(["mode", "ranked first", f"in top {top_k}", *positions], rows)) + "\n"
 
 
+def temporal_lm_markdown(results: Sequence[Mapping[str, Any]]) -> str:
+    """``factstream eval temporal --lm`` results files, one row per method."""
+    first = results[0]
+    groups = list(first["by_group"])
+    rows = [
+        (
+            r["method"],
+            *(
+                f"{g['correct']}/{g['asked']} ({_pct(g['accuracy'])})"
+                for g in (r["by_group"][name] for name in groups)
+            ),
+            _pct(r["chance"]),
+            f"{r['tokens']['total']:,}",
+            f"{r['seconds']['ask']:,.0f}",
+        )
+        for r in results
+    ]
+    lines = [
+        f"{first['asked']} questions per method, LM {first['lm']['model']}, "
+        f"embeddings {first['embed_model']}.",
+        "",
+        *_table(["method", *groups, "chance", "LM tokens", "ask seconds"], rows),
+    ]
+    return "\n".join(lines) + "\n"
+
+
 RENDERERS: dict[str, Callable[[Sequence[Any]], str]] = {
     "floor": floor_markdown,
     "update-retrieval": update_retrieval_markdown,
+    "update-retrieval-default": update_retrieval_default_markdown,
     "clark": clark_markdown,
     "convo": clark_markdown,  # the same runner's results, on a generated world
     "temporal": temporal_markdown,
+    "temporal-lm": temporal_lm_markdown,
 }
 
 

@@ -36,6 +36,7 @@ from factstream.eval.temporal_questions import (
 from factstream.knowledge.materializer import Materializer
 from factstream.knowledge.query import AskRequest, search_facts
 from factstream.store.base import FactStore
+from factstream.temporal.intervals import ValidInterval
 from factstream.topics.records import (
     BatchRef,
     DecidedBy,
@@ -52,6 +53,7 @@ __all__ = [
     "ModeScore",
     "Retrieval",
     "TemporalReport",
+    "add_edit",
     "evaluate_temporal",
     "load_triples",
     "retrieval_of",
@@ -131,6 +133,37 @@ class TemporalReport:
         return {"kind": "temporal", **asdict(self)}
 
 
+def add_edit(
+    namespace: str,
+    document_id: str,
+    position: int,
+    size: int,
+    text: str,
+    when: datetime,
+    interval: ValidInterval | None = None,
+) -> FactEdit:
+    """The ``add`` edit at ``position`` of a document's batch, valid over ``interval``.
+
+    ``interval`` None: no valid time (valid from the event time ``when``).
+    """
+    return FactEdit(
+        edit_id=edit_id_for(namespace, document_id, position),
+        namespace=namespace,
+        fact_id=fact_id_for(namespace, document_id, position),
+        op=EditOp.ADD,
+        text=text,
+        truth=True,
+        event_time=when,
+        document_id=document_id,
+        batch=BatchRef(id=f"eval-{document_id}", size=size, position=position),
+        input=_INPUT,
+        decided_by=_DECIDED,
+        created_at=when,
+        valid_from=None if interval is None else interval.start,
+        valid_to=None if interval is None else interval.end,
+    )
+
+
 def temporal_edits(
     clark: Clark, facts: Sequence[TripleInterval], namespace: str
 ) -> tuple[list[list[FactEdit]], dict[str, int]]:
@@ -154,24 +187,8 @@ def temporal_edits(
             when = doc.stream_time if doc else interval.start or interval.end
             assert when is not None  # noqa: S101 - usable intervals have an end
             triple_of[fact_id_for(namespace, document_id, pos)] = fact.triple.index
-            batch.append(
-                FactEdit(
-                    edit_id=edit_id_for(namespace, document_id, pos),
-                    namespace=namespace,
-                    fact_id=fact_id_for(namespace, document_id, pos),
-                    op=EditOp.ADD,
-                    text=verbalise(fact.triple),
-                    truth=True,
-                    event_time=when,
-                    document_id=document_id,
-                    batch=BatchRef(id=f"eval-{document_id}", size=len(group), position=pos),
-                    input=_INPUT,
-                    decided_by=_DECIDED,
-                    created_at=when,
-                    valid_from=interval.start,
-                    valid_to=interval.end,
-                )
-            )
+            text = verbalise(fact.triple)
+            batch.append(add_edit(namespace, document_id, pos, len(group), text, when, interval))
         batches.append(batch)
     return batches, triple_of
 

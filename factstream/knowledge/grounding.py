@@ -6,11 +6,15 @@ the changelog. A fact is refused, for the first reason that applies:
 - ``prompt_text``: it shares a run of :data:`MIN_PROMPT_WORDS` words with the fixed text of
   a registered prompt (instructions, rules, worked examples), a run its sources lack. The
   prompt texts come from the registry, rendered with probe contexts, so a new version is
-  covered without a change here.
+  covered without a change here. Numbers count as one word, whatever their value: a prompt
+  sentence that shows the document's date ("The document's date is 2011-07-19.") is the
+  prompt's own text with any date in it.
 - ``placeholder``: it contains one of :data:`PLACEHOLDERS` (a stand-in a model writes
-  for a value it lacks: "the rewritten fact", "John Doe", "<...>"), one its sources lack.
+  for a value it lacks: "the rewritten fact", "John Doe", "<...>", "the document" as what
+  a fact is about), one its sources lack.
 - ``ungrounded_entity``: a word of a name in it (a capitalised word inside a sentence, or
-  a run of capitalised words opening one; not a lone word opening one) is in no source. Words
+  a run of capitalised words opening one, or an acronym opening one; not another lone word
+  opening one) is in no source. Words
   are compared folded: case, diacritics, possessives and punctuation aside; an acronym
   counts as grounded where a source spells out its words' initials ("UN").
 - ``ungrounded_number``: a number in it (a year, a count, a day) is in no source, whether
@@ -31,7 +35,14 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any, Literal
 
-from factstream.prompts import answer, classify_fact, classify_facts, extract_facts, rewrite_fact
+from factstream.prompts import (
+    answer,
+    classify_fact,
+    classify_facts,
+    extract_facts,
+    plan_time,
+    rewrite_fact,
+)
 from factstream.prompts.models import DocumentView, Prompt
 
 __all__ = [
@@ -72,6 +83,8 @@ PLACEHOLDERS: tuple[str, ...] = (
     r"\bacme\b",
     r"\bexample\b",
     r"\bplaceholder\b",
+    # What the prompts call the document, written where the fact's subject belongs.
+    r"\b(?:the|this) (?:document|article|text above)\b",
     r"\blorem ipsum\b",
     r"\bn/a\b",
     r"\btbd\b",
@@ -158,6 +171,11 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[^\W_]+", _fold(text))
 
 
+def _gram_words(text: str) -> list[str]:
+    """The folded words of ``text`` as runs are compared: every number one word, ``#``."""
+    return ["#" if word.isdigit() else word for word in _words(text)]
+
+
 def _number_value(token: str) -> str | None:
     """``1,000`` and ``1000`` as ``1000``; ``01`` as ``1``; ``2.50`` as ``2.5``."""
     plain = token.replace(",", "")
@@ -174,7 +192,7 @@ class _Sources:
     def __init__(self, texts: Sequence[str]) -> None:
         self.text = "\n".join(_fold(t) for t in texts)
         self.words = set(_words(self.text))
-        self.ngrams = set(_ngrams(_words(self.text), MIN_PROMPT_WORDS))
+        self.ngrams = set(_ngrams(_gram_words(self.text), MIN_PROMPT_WORDS))
         self.numbers: set[str] = set()
         self.acronyms: set[str] = set()
         for text in texts:
@@ -262,6 +280,7 @@ _PROBES: Mapping[str, Callable[[], list[Any]]] = {
             question="zqxquestion", facts=(answer.FactWithHistory(text="zqxfact"),)
         )
     ],
+    "plan_time": lambda: [plan_time.PlanTimeContext(question="zqxquestion")],
 }
 
 
@@ -285,8 +304,8 @@ def prompt_ngrams(prompts: Mapping[str, Prompt[Any, Any]]) -> frozenset[tuple[st
     for text in prompt_texts(prompts):
         found.update(
             gram
-            for gram in _ngrams(_words(text), MIN_PROMPT_WORDS)
-            if not any(word.startswith("zqx") or word == "1111" for word in gram)
+            for gram in _ngrams(_gram_words(text), MIN_PROMPT_WORDS)
+            if not any(word.startswith("zqx") for word in gram)
         )
     return frozenset(found)
 
@@ -299,7 +318,7 @@ def _registry_ngrams() -> frozenset[tuple[str, ...]]:
 
 
 def _copied(fact: str, sources: _Sources, grams: frozenset[tuple[str, ...]]) -> Refusal | None:
-    for gram in _ngrams(_words(fact), MIN_PROMPT_WORDS):
+    for gram in _ngrams(_gram_words(fact), MIN_PROMPT_WORDS):
         if gram in grams and gram not in sources.ngrams:
             return Refusal("prompt_text", " ".join(gram))
     return None
@@ -318,7 +337,8 @@ def _name_words(fact: str) -> list[str]:
     of a run of capitalised words ("Prince William ..."), a common word aside ("The").
 
     A lone capitalised word opening a sentence is not checked: it is as often a common
-    word ("Founded in ...") as a name, and no word list tells them apart.
+    word ("Founded in ...") as a name, and no word list tells them apart. An acronym
+    ("NCAA") is: no common word is written in capitals.
     """
     tokens = fact.split()
     names: list[str] = []
@@ -329,11 +349,16 @@ def _name_words(fact: str) -> list[str]:
             following = _WORD.findall(tokens[i + 1]) if i + 1 < len(tokens) else []
             in_run = bool(following) and following[0][:1].isupper() and raw[-1:].isalnum()
             common = _fold(words[0]) in _COMMON_OPENERS
-            if not opens or (in_run and not common):
+            if not opens or (in_run and not common) or _is_acronym(words[0]):
                 names += words
         # An initial ("J.") or a title ("Dr.") ends no sentence.
         opens = bool(_SENTENCE_END.search(raw)) and not re.fullmatch(r"\W*[A-Z][a-z]?\.", raw)
     return names
+
+
+def _is_acronym(word: str) -> bool:
+    """Two or more capitals and no lower-case letter ("UN", "NCAA", "F1" aside: no)."""
+    return len(word) >= 2 and word.isalpha() and word.isupper()
 
 
 def _ungrounded_entity(fact: str, sources: _Sources) -> Refusal | None:
@@ -341,7 +366,7 @@ def _ungrounded_entity(fact: str, sources: _Sources) -> Refusal | None:
         folded = _words(word)
         if all(w in sources.words or w in _TITLES for w in folded):
             continue
-        if word.isupper() and len(word) >= 2 and _fold(word) in sources.acronyms:
+        if _is_acronym(word) and _fold(word) in sources.acronyms:
             continue
         return Refusal("ungrounded_entity", word)
     return None

@@ -36,11 +36,13 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from factstream.concurrency import gather_or_cancel
 from factstream.config import EditorSettings
-from factstream.embed.base import Embedder
+from factstream.embed.base import Embedder, Vector
 from factstream.knowledge.grounding import Refusal, check_grounded
 from factstream.knowledge.passages import passages
 from factstream.knowledge.persons import said_by, unresolved_person
+from factstream.knowledge.retrieval import Retrieval, Where, editor_candidates
 from factstream.lm.base import Usage
 from factstream.prompts.classify_facts import FALSE_LABELS, Label
 from factstream.prompts.models import DocumentView
@@ -71,10 +73,12 @@ __all__ = [
     "EditContext",
     "RAG_DECIDED",
     "EditPlan",
+    "Extraction",
     "PlannedEdit",
     "batch_id_for",
     "bound_problem",
     "edit_document",
+    "retrieve",
     "normalise",
     "timed",
     "to_records",
@@ -147,9 +151,25 @@ class PlannedEdit:
         )
 
 
+@dataclass(frozen=True)
+class Extraction:
+    """A document's new facts as extraction answered them (grounded ones only).
+
+    They depend on the document alone, never on the knowledge base, so a document decided
+    again (its candidates changed) keeps them.
+    """
+
+    facts: list[NewFact]
+    decided_by: DecidedBy
+
+
 @dataclass
 class EditPlan:
-    """A document's decisions, its edit batch, and what the LM spent on it."""
+    """A document's decisions, its edit batch, and what the LM spent on it.
+
+    ``vector`` (the document's embedding) and ``extraction`` are what a new decision on
+    other candidates may reuse; ``usage`` counts only the LM calls this plan made.
+    """
 
     document: Document
     retrieved: list[SearchHit]
@@ -158,6 +178,8 @@ class EditPlan:
     over_limit: bool
     usage: dict[str, Usage] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
+    vector: Vector | None = None
+    extraction: Extraction | None = None
 
     def spend(self, task: str, usage: Usage) -> None:
         """Add ``usage`` to what ``task`` cost this document."""
@@ -189,22 +211,16 @@ def timed(timings: dict[str, float], stage: str) -> Iterator[None]:
         timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - started
 
 
-async def _retrieve(doc: Document, ctx: EditContext, timings: dict[str, float]) -> list[SearchHit]:
-    cfg = ctx.settings
-    with timed(timings, "embed"):
-        vector = await ctx.embedder.embed(doc.text)
-    with timed(timings, "retrieve"):
-        return await ctx.store.search(
-            doc.namespace,
-            doc.text,
-            vector,
-            as_of=doc.timestamp,
-            top_k=cfg.top_k,
-            min_similarity=cfg.min_similarity,
-            alpha=cfg.alpha,
-            # Facts that still hold at the event time or later; ended ones are history.
-            valid=ValidInterval(doc.timestamp, None),
-        )
+async def retrieve(
+    doc: Document, ctx: EditContext, timings: dict[str, float], vector: Vector
+) -> list[SearchHit]:
+    """The facts ``doc`` may edit: its candidates in the knowledge base as it stands now."""
+    # Facts that still hold at the event time or later; ended ones are history.
+    where = Where(doc.namespace, doc.timestamp, ValidInterval(doc.timestamp, None))
+    how = Retrieval.from_settings(ctx.settings)
+    return await editor_candidates(
+        ctx.store, ctx.embedder, where, doc.text, how, timings, vector=vector
+    )
 
 
 async def _classify(
@@ -234,8 +250,9 @@ async def _rewrites(
     still_true: Sequence[str],
     ctx: EditContext,
 ) -> list[PlannedEdit]:
-    planned, view = [], _view(plan.document)
-    for hit, label in false:
+    view = _view(plan.document)
+
+    async def one(hit: SearchHit, label: Label) -> PlannedEdit:
         change = _CHANGES[label]
         result = await rewrite_false_fact(
             ctx.runner,
@@ -255,11 +272,22 @@ async def _rewrites(
                 if ctx.settings.grounding
                 else None
             )
+            _count_grounding(ctx, result, refusal)
             if refusal is not None:
                 _refused(ctx, plan.document, result, rewrite.text, refusal)
                 rewrite = None
-        planned.append(_false_edit(hit, rewrite, change, _decided(result), view.timestamp))
-    return planned
+        return _false_edit(hit, rewrite, change, _decided(result), view.timestamp)
+
+    # The rewrites do not depend on each other: all at once, kept in the classified order.
+    return await gather_or_cancel(*(one(hit, label) for hit, label in false))
+
+
+def _count_grounding(ctx: EditContext, result: TaskResult[Any], refusal: Refusal | None) -> None:
+    """Count one checked fact as kept or refused (factstream_lm_grounded)."""
+    if ctx.runner.metrics is not None:
+        outcome = "kept" if refusal is None else "refused"
+        task = result.prompt.split(".")[0]
+        ctx.runner.metrics.grounded.labels(task, result.model, outcome).inc()
 
 
 def _person_refusal(doc: Document, text: str) -> Refusal | None:
@@ -331,14 +359,31 @@ def _new_facts(
 RAG_DECIDED = DecidedBy(model="none", prompt_version="rag_passages.v1")
 
 
-async def edit_document(doc: Document, ctx: EditContext) -> EditPlan:
+async def edit_document(
+    doc: Document,
+    ctx: EditContext,
+    *,
+    retrieved: list[SearchHit] | None = None,
+    reuse: EditPlan | None = None,
+) -> EditPlan:
     """Decide the edits ``doc`` makes to its namespace's knowledge base.
 
     Over the blast radius (more invalidations and rewrites than ``max_edits``), the plan
     stops after classification, is marked ``over_limit`` and carries no edits.
 
+    The LM calls that do not depend on each other run at once: extraction (which needs the
+    document alone) beside retrieval, classification and the rewrites, and the rewrites of
+    the facts found false beside each other. The plan is the one made one call at a time.
+
     The paper's baselines (``settings.method``) decide adds only: ``rag`` the document's
     passages without the LM, ``fact-rag`` the extracted facts without retrieval or editing.
+
+    Args:
+        doc: The document.
+        ctx: The store, embedder, LM tasks and settings.
+        retrieved: The candidates, when the caller has just retrieved them (a document
+            decided again on the knowledge base as it now stands); else retrieved here.
+        reuse: An earlier plan for ``doc``: its embedding and extraction are kept.
     """
     view = _view(doc)
     timings: dict[str, float] = {}
@@ -346,31 +391,61 @@ async def edit_document(doc: Document, ctx: EditContext) -> EditPlan:
         texts = passages(doc.text, ctx.settings.passage_chars)
         planned = [PlannedEdit(EditOp.ADD, text, RAG_DECIDED) for text in texts]
         return EditPlan(doc, [], [], planned, over_limit=False, timings=timings)
-    hits = [] if ctx.settings.method == "fact-rag" else await _retrieve(doc, ctx, timings)
-    if ctx.settings.method != "fact-rag":
-        # The audit trail of the blast radius: the only facts this document may edit.
-        ids = " ".join(hit.fact.fact_id for hit in hits) or "-"
-        log.info("candidates for %r in %s: %s", doc.id, doc.namespace, ids)
-    plan = EditPlan(doc, hits, [], [], over_limit=False, timings=timings)
-    if hits:
-        with timed(plan.timings, "classify"):
-            classified = await _classify(view, hits, ctx)
-        plan.labels = classified.value
-        plan.spend("classify", classified.usage)
-        decided = _decided(classified)
-        labelled = list(zip(hits, plan.labels, strict=True))
-        false = [(hit, label) for hit, label in labelled if label in FALSE_LABELS]
-        if len(false) > ctx.settings.max_edits:
-            plan.over_limit = True
-            return plan
-        plan.planned += [
-            PlannedEdit(EditOp.REINFORCE, hit.fact.text, decided, hit.fact.fact_id)
-            for hit, label in labelled
-            if label == "reinforce"
-        ]
-        still_true = [hit.fact.text for hit, label in labelled if label not in FALSE_LABELS]
-        with timed(plan.timings, "rewrite"):
-            plan.planned += await _rewrites(plan, false, still_true, ctx)
+    plan = EditPlan(doc, [], [], [], over_limit=False, timings=timings)
+    if reuse is not None:
+        plan.vector, plan.extraction = reuse.vector, reuse.extraction
+    await gather_or_cancel(_judge(plan, ctx, retrieved), _extract(plan, ctx, view))
+    if plan.over_limit:
+        return plan
+    # Skip new facts that only restate a fact just reinforced or rewritten (ERASE A.2).
+    known = {normalise(p.text) for p in plan.planned if p.op in (EditOp.REINFORCE, EditOp.REWRITE)}
+    assert plan.extraction is not None  # noqa: S101 - _extract set it
+    new = _new_facts(plan.extraction.facts, known, plan.extraction.decided_by)
+    plan.planned = _said_by(doc, plan.planned + new)
+    return plan
+
+
+async def _judge(plan: EditPlan, ctx: EditContext, retrieved: list[SearchHit] | None) -> None:
+    """Retrieve, classify and rewrite into ``plan`` (or mark it over the blast radius)."""
+    doc = plan.document
+    if ctx.settings.method == "fact-rag":
+        return
+    if retrieved is None:
+        if plan.vector is None:
+            with timed(plan.timings, "embed"):
+                plan.vector = await ctx.embedder.embed(doc.text)
+        retrieved = await retrieve(doc, ctx, plan.timings, plan.vector)
+    hits = plan.retrieved = retrieved
+    # The audit trail of the blast radius: the only facts this document may edit.
+    ids = " ".join(hit.fact.fact_id for hit in hits) or "-"
+    log.info("candidates for %r in %s: %s", doc.id, doc.namespace, ids)
+    if not hits:
+        return
+    with timed(plan.timings, "classify"):
+        classified = await _classify(_view(doc), hits, ctx)
+    plan.labels = classified.value
+    plan.spend("classify", classified.usage)
+    decided = _decided(classified)
+    labelled = list(zip(hits, plan.labels, strict=True))
+    false = [(hit, label) for hit, label in labelled if label in FALSE_LABELS]
+    if len(false) > ctx.settings.max_edits:
+        plan.over_limit = True
+        return
+    plan.planned += [
+        PlannedEdit(EditOp.REINFORCE, hit.fact.text, decided, hit.fact.fact_id)
+        for hit, label in labelled
+        if label == "reinforce"
+    ]
+    still_true = [hit.fact.text for hit, label in labelled if label not in FALSE_LABELS]
+    with timed(plan.timings, "rewrite"):
+        plan.planned += await _rewrites(plan, false, still_true, ctx)
+
+
+async def _extract(plan: EditPlan, ctx: EditContext, view: DocumentView) -> None:
+    """The document's new facts, grounded, into ``plan.extraction`` (unless it has them)."""
+    if plan.extraction is not None:
+        return
+    doc = plan.document
     cfg = ctx.settings
     prompt = cfg.extract_conversation_prompt if doc.turns else cfg.extract_prompt
     with timed(plan.timings, "extract"):
@@ -378,17 +453,15 @@ async def edit_document(doc: Document, ctx: EditContext) -> EditPlan:
     plan.spend("extract", extracted.usage)
     grounded = []
     for fact in extracted.value:
-        refusal = _person_refusal(doc, fact.text) or (
-            check_grounded(fact.text, view.body, date=view.timestamp) if cfg.grounding else None
-        )
+        refusal = _person_refusal(doc, fact.text)
+        if refusal is None and cfg.grounding:
+            refusal = check_grounded(fact.text, view.body, date=view.timestamp)
+            _count_grounding(ctx, extracted, refusal)
         if refusal is None:
             grounded.append(fact)
         else:
             _refused(ctx, doc, extracted, fact.text, refusal)
-    # Skip new facts that only restate a fact just reinforced or rewritten (ERASE A.2).
-    known = {normalise(p.text) for p in plan.planned if p.op in (EditOp.REINFORCE, EditOp.REWRITE)}
-    plan.planned = _said_by(doc, plan.planned + _new_facts(grounded, known, _decided(extracted)))
-    return plan
+    plan.extraction = Extraction(grounded, _decided(extracted))
 
 
 _DESTRUCTIVE = (EditOp.INVALIDATE, EditOp.CLOSE, EditOp.REWRITE)

@@ -4,8 +4,9 @@ Used by the HTTP route (``POST /v1/ask``), the Kafka agent (factstream.questions
 ``factstream ask``. Facts are shown to the LM and returned as they stood at ``as_of``: the
 truth then, and the history up to then (nothing after it was known at that time). Reads
 are bitemporal: besides ``as_of`` (what was believed), the facts must have held in the
-world at the valid time the request gives, the question names, or else now
-(``valid_time.question_valid_time``); the result says which interval was used.
+world at the valid time the request gives, the question names, the LM plans from an event
+the question names (``time_plan``, when ``FACTSTREAM_API_TIME_PLAN`` is on), or else now
+(``valid_time.question_valid_time``); the result says which interval was used and why.
 """
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from factstream.config import ApiSettings
 from factstream.embed.base import Embedder
 from factstream.errors import NamespaceNotFound, QuestionInvalid
+from factstream.knowledge.time_plan import TimePlanner
 from factstream.knowledge.valid_time import DEFAULT_STRIP_TIME, ValidTime, question_valid_time
+from factstream.metrics import QueryMetrics
 from factstream.prompts.answer import FactWithHistory
 from factstream.prompts.answer import HistoryEntry as PromptHistory
 from factstream.store.base import FactStore, SearchHit
@@ -28,6 +32,10 @@ from factstream.tasks.answering import answer_choice, answer_free
 from factstream.tasks.runner import TaskRunner
 from factstream.temporal.intervals import ValidInterval, at
 from factstream.topics.records import Answer, AnswerFact, Fact, HistoryEntry, Question
+
+if TYPE_CHECKING:  # the real adapters' bundle: knowledge/ imports no SDK at run time
+    from factstream.clients import Clients
+    from factstream.config import Settings
 
 __all__ = [
     "AskRequest",
@@ -134,6 +142,8 @@ class AskResult:
             timings=self.timings,
             valid_time=valid.window() if valid is not None else None,
             time_expression=valid.expression if valid is not None else None,
+            valid_time_source=valid.source if valid is not None else None,
+            time_plan=valid.plan if valid is not None else None,
         )
 
 
@@ -168,6 +178,7 @@ async def search_facts(
     valid_time: bool = True,
     now: datetime | None = None,
     timings: dict[str, float] | None = None,
+    planner: TimePlanner | None = None,
 ) -> Retrieval:
     """The query agent's retrieval: the facts true at ``as_of`` that held at the valid time.
 
@@ -181,20 +192,24 @@ async def search_facts(
         strip_time: search without the time expression the question names.
         valid_time: False searches without any valid-time filter (as before valid time).
         now: the present (default: the clock), for relative times and the default filter.
-        timings: seconds of "embed" and "retrieve" are added here.
+        timings: seconds of "embed" and "retrieve" (and "plan") are added here.
+        planner: plans the valid time of a question the rules cannot read (None: no plan).
 
     Returns:
         The facts, best first, as they stood at ``as_of``, and the valid time used.
     """
     timings = timings if timings is not None else {}
+    now = now or datetime.now(UTC)
     valid = question_valid_time(
         request.question,
         valid=request.valid,
         as_of=request.as_of,
-        now=now or datetime.now(UTC),
+        now=now,
         strip=strip_time,
         enabled=valid_time,
     )
+    if planner is not None:
+        valid = await planner.refine(request.namespace, valid, request.as_of, now, timings)
     start = time.perf_counter()
     vector = await embedder.embed(valid.search_text)
     timings["embed"] = time.perf_counter() - start
@@ -230,9 +245,34 @@ class QueryEngine:
         *,
         alpha: float,
         strip_time: bool = DEFAULT_STRIP_TIME,
+        metrics: QueryMetrics | None = None,
     ) -> None:
         self._store, self._embedder, self._runner = store, embedder, runner
         self._settings, self._alpha, self._strip_time = settings, alpha, strip_time
+        self._planner = (
+            TimePlanner(
+                store,
+                embedder,
+                runner,
+                alpha,
+                settings.time_plan_min_similarity,
+                metrics.time_plans if metrics is not None else None,
+            )
+            if settings.time_plan
+            else None
+        )
+
+    @classmethod
+    def of(cls, clients: Clients, settings: Settings) -> QueryEngine:
+        """The engine as configured: ``api`` limits, ``editor`` alpha, the clients' metrics."""
+        return cls(
+            clients.store,
+            clients.embedder,
+            clients.runner,
+            settings.api,
+            alpha=settings.editor.alpha,
+            metrics=clients.metrics.query,
+        )
 
     def validate(self, request: AskRequest) -> int:
         """Check the bounds of a request; returns its top_k.
@@ -305,6 +345,7 @@ class QueryEngine:
                 strip_time=self._strip_time,
                 valid_time=question_time or request.valid is not None,
                 timings=timings,
+                planner=self._planner if question_time else None,
             ),
         )
         return retrieval

@@ -10,7 +10,8 @@ hold. :func:`question_valid_time` decides the second, in this order:
    "question", and the search text may leave the expression out;
 3. otherwise what still holds at ``as_of`` (or now): ``[then, open)``, so a fact whose
    interval a world change closed drops out, as an invalidated one did before valid time:
-   ``source`` "current".
+   ``source`` "current". A question with a time the rules cannot read ("when X was CEO")
+   may then be planned by the LM (``knowledge/time_plan.py``): ``source`` "plan".
 
 :data:`ValidTimeSource.NONE` (no valid-time filter at all) is what reads did before valid
 time; evaluations compare against it.
@@ -21,11 +22,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 
 from factstream.temporal.intervals import ValidInterval, since
 from factstream.temporal.parse import parse_time, strip_time
-from factstream.topics.records import ValidWindow
+from factstream.topics.records import TimePlanNote, ValidTimeSource, ValidWindow
 
 __all__ = ["DEFAULT_STRIP_TIME", "ValidTime", "ValidTimeSource", "question_valid_time"]
 
@@ -37,15 +37,6 @@ DEFAULT_STRIP_TIME = True
 _LEADING_PUNCTUATION = re.compile(r"^[\s,;:.\-\u2013\u2014]+")
 
 
-class ValidTimeSource(StrEnum):
-    """Where the valid-time filter of a read came from."""
-
-    REQUEST = "request"
-    QUESTION = "question"
-    CURRENT = "current"
-    NONE = "none"
-
-
 @dataclass(frozen=True)
 class ValidTime:
     """The valid-time filter a question is read with, and what to search for.
@@ -53,15 +44,19 @@ class ValidTime:
     Attributes:
         interval: the facts must have held at some instant of it; None: no filter.
         source: where it came from.
-        expression: the question's words it was read from (source "question" only).
+        expression: the question's words it was read from (source "question"), or the
+            event the LM's plan anchored on (source "plan").
         search_text: the text to retrieve facts with (the question, perhaps without the
             time expression).
+        plan: what the LM's time plan did, when one was made (it may have failed and left
+            the rules' result in place: ``plan.reason`` says why).
     """
 
     interval: ValidInterval | None
     source: ValidTimeSource
     search_text: str
     expression: str | None = None
+    plan: TimePlanNote | None = None
 
     def describe(self) -> str:
         """In words, for an answer: '"On 2019-03-04" = 2019-03-04 to 2019-03-05' and so on."""
@@ -72,6 +67,8 @@ class ValidTime:
             return f'"{self.expression}" = {shown}'
         if self.source is ValidTimeSource.CURRENT:
             return f"what still holds: {shown}"
+        if self.source is ValidTimeSource.PLAN and self.plan is not None:
+            return _describe_plan(self.plan, shown)
         return shown
 
     def window(self) -> ValidWindow | None:
@@ -116,3 +113,9 @@ def question_valid_time(
         rest = _LEADING_PUNCTUATION.sub("", strip_time(question, reference))
         text = rest[:1].upper() + rest[1:] if re.search(r"\w", rest) else question
     return ValidTime(reference.interval, ValidTimeSource.QUESTION, text, reference.text)
+
+
+def _describe_plan(plan: TimePlanNote, shown: str) -> str:
+    if plan.anchor_text is None:
+        return f"what held before now ({plan.scope}): {shown}"
+    return f'{plan.scope} "{plan.event}" (the fact "{plan.anchor_text}") = {shown}'

@@ -34,11 +34,21 @@ def demo(
     data: Annotated[
         Path | None, typer.Option(exists=True, dir_okay=False, help="Documents (JSON Lines).")
     ] = None,
+    results: Annotated[
+        Path | None,
+        typer.Option(
+            dir_okay=False,
+            help="Write the run's figures here (JSON); default <cache>/demo/<namespace>.json.",
+        ),
+    ] = None,
 ) -> None:
-    """The main job: stack up, worker on, CLARK-News documents edited in, facts shown."""
+    """The main job: stack up, worker on, CLARK-News documents edited in, the story told."""
+    import json
+
     from rich.progress import Progress
 
     from factstream.demo import DEFAULT_DEMO_DATA, run_demo
+    from factstream.demo_story import story_lines
     from factstream.services import manager
     from factstream.services.progress import cache_banner, console_progress
 
@@ -63,6 +73,22 @@ def demo(
         f"facts ({sum(f.truth for f in result.facts)} true); edits by op: {ops}"
     )
     console.print(f"worker log: {result.worker_log}")
+    for line in story_lines(result.story):
+        console.print(line, markup=False, soft_wrap=True)
+    audit = result.audit
+    console.print(
+        f"Audit of the kept facts (stricter than the check): {audit.flagged_documents} of "
+        f"{audit.documents_with_facts} documents with kept facts flagged",
+        markup=False,
+    )
+    for flagged in audit.flagged:
+        flags = "; ".join(f"{f.kind} {f.detail!r}" for f in flagged.flags)
+        console.print(f"  {flagged.document_id}: {flagged.text!r}: {flags}", markup=False)
+    path = results or settings.local.cache_dir / "demo" / f"{namespace}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figures = result.to_json(settings.lm.model, data)
+    path.write_text(json.dumps(figures, indent=2, default=str) + "\n")
+    console.print(f"figures: {path}", markup=False)
     console.print(
         f"[bold]Model: {settings.lm.model}.[/] The default SmolLM2-135M follows the output "
         "formats but not the meaning: its facts and labels are not to be trusted. Point "

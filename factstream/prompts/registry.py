@@ -8,7 +8,14 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from factstream.errors import FactstreamError
-from factstream.prompts import answer, classify_fact, classify_facts, extract_facts, rewrite_fact
+from factstream.prompts import (
+    answer,
+    classify_fact,
+    classify_facts,
+    extract_facts,
+    plan_time,
+    rewrite_fact,
+)
 from factstream.prompts.models import Prompt
 
 __all__ = ["PROMPTS", "UnknownPrompt", "get_prompt", "prompt_ids", "typed_prompt"]
@@ -41,6 +48,7 @@ PROMPTS: Mapping[str, Prompt[Any, Any]] = _collect(
         extract_facts.versions,
         answer.versions,
         answer.free_versions,
+        plan_time.versions,
     ]
 )
 

@@ -7,6 +7,7 @@ documents topic stamps LogAppendTime), so reading the changelog from that moment
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 
@@ -38,6 +39,7 @@ class RecoveredBatches:
         self._read = read or (lambda since_ms: read_changelog(kafka, since_ms=since_ms))
         self._batches: dict[tuple[str, str], list[FactEdit]] | None = None
         self._kept: dict[tuple[str, str], list[FactEdit]] = {}
+        self._loading = asyncio.Lock()
 
     def keep(self, batch: list[FactEdit]) -> None:
         """A batch this worker published but could not apply yet (an outage): ``take``
@@ -58,9 +60,20 @@ class RecoveredBatches:
         """
         if (kept := self._kept.pop((namespace, document_id), None)) is not None:
             return kept
-        if self._batches is None:
-            since = max(0, appended_ms - CLOCK_SLACK_MS)
-            edits = [edit async for edit in self._read(since)]
-            self._batches = first_batches(edits)
-            log.info("recovery: %d batches on the changelog since %d", len(self._batches), since)
-        return self._batches.pop((namespace, document_id), None)
+        return (await self.load(appended_ms)).pop((namespace, document_id), None)
+
+    async def load(self, appended_ms: int) -> dict[tuple[str, str], list[FactEdit]]:
+        """Read the changelog from ``appended_ms`` (less the slack), on the first call only.
+
+        Several documents in flight may ask at once: the first read serves them all. A
+        caller with documents in flight calls it for the oldest one before deciding any.
+        """
+        async with self._loading:
+            if self._batches is None:
+                since = max(0, appended_ms - CLOCK_SLACK_MS)
+                edits = [edit async for edit in self._read(since)]
+                self._batches = first_batches(edits)
+                log.info(
+                    "recovery: %d batches on the changelog since %d", len(self._batches), since
+                )
+            return self._batches

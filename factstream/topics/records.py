@@ -51,6 +51,8 @@ __all__ = [
     "Question",
     "Record",
     "SCHEMA_VERSION",
+    "TimePlanNote",
+    "ValidTimeSource",
     "Turn",
     "ValidWindow",
     "accepted_versions",
@@ -471,15 +473,50 @@ class AnswerFact(BaseModel):
     valid_to: AwareDatetime | None = None
 
 
+class ValidTimeSource(StrEnum):
+    """Where the valid-time filter of a read came from.
+
+    ``request``: the request's valid_at / valid_between; ``question``: a time the question
+    names, read by the rules; ``plan``: planned by the LM from an event the question names,
+    anchored on that event's fact's stored interval; ``current``: what still holds at as_of
+    (or now), the default; ``none``: no valid-time filter.
+    """
+
+    REQUEST = "request"
+    QUESTION = "question"
+    PLAN = "plan"
+    CURRENT = "current"
+    NONE = "none"
+
+
+class TimePlanNote(BaseModel):
+    """What the LM's time plan of a question did (``knowledge/time_plan.py``).
+
+    ``outcome``: ``anchored`` and ``past`` gave the valid time (source ``plan``); the others
+    (``no_scope``, ``no_anchor``, ``unbounded``, ``invalid``, ``lm_error``) left the rules'
+    result in place, and ``reason`` says why.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    outcome: str
+    scope: str | None = None
+    event: str | None = None
+    anchor_fact_id: Id | None = None
+    anchor_text: str | None = None
+    reason: str | None = None
+
+
 class Answer(Record):
     """A reply on ``factstream.answers``, keyed by question id.
 
     Version 2 added ``valid_time`` (the valid-time filter the facts were retrieved with) and
     ``time_expression`` (the question's words it was read from; None when the request gave
-    it), and the facts' valid intervals.
+    it), and the facts' valid intervals. Version 3 added ``valid_time_source`` (where the
+    filter came from) and ``time_plan`` (what the LM's plan of the question's time did).
     """
 
-    schema_version: Literal[1, 2] = 2  # type: ignore[assignment]  # widened: reads 1 too
+    schema_version: Literal[1, 2, 3] = 3  # type: ignore[assignment]  # widened: reads 1, 2
     question_id: Id
     namespace: Namespace
     answer: str | None = None
@@ -489,6 +526,16 @@ class Answer(Record):
     error: str | None = None
     valid_time: ValidWindow | None = None
     time_expression: str | None = None
+    valid_time_source: ValidTimeSource | None = None
+    time_plan: TimePlanNote | None = None
+
+    @model_validator(mode="after")
+    def _versioned_fields(self) -> Self:
+        if self.schema_version < 3 and (self.valid_time_source or self.time_plan):
+            raise ValueError("valid_time_source and time_plan need schema version 3")
+        if self.schema_version < 2 and (self.valid_time or self.time_expression):
+            raise ValueError("valid_time and time_expression need schema version 2")
+        return self
 
 
 class DeadLetter(Record):

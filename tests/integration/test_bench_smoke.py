@@ -85,6 +85,20 @@ def _check_backlog(r: dict[str, Any], out: Path) -> None:
     assert (out / r["plot"]).read_bytes().startswith(b"\x89PNG")
 
 
+def _check_busy(r: dict[str, Any]) -> None:
+    assert r["documents"] == SMOKE.busy_docs and r["windows"] == list(SMOKE.busy_windows)
+    assert _positive(r["embed_bound"]["docs_per_s"], r["embed_bound"]["texts"])
+    for figures in r["runs"].values():
+        outcomes = figures["outcomes"]
+        assert outcomes.get("applied", 0) >= 1 and "dead_letter" not in outcomes
+        assert sum(outcomes.values()) == SMOKE.busy_docs
+        assert _positive(figures["docs_per_s"], figures["lm_calls_per_doc"], figures["lm_tokens"])
+        assert figures["lm_tokens"] == figures["stub_tokens"]  # the worker counts what it got
+        assert figures["grounding_refused"] == 0  # the stated corpus is grounded
+        assert figures["changelog_equals_serial"] and figures["edits"] >= 1
+        assert figures["bound_share"] > 0
+
+
 async def test_every_benchmark_runs_and_writes_its_results(
     settings: Settings, tmp_path: Path
 ) -> None:
@@ -109,4 +123,5 @@ async def test_every_benchmark_runs_and_writes_its_results(
     _check_million(found["ask_1m"])
     _check_e2e(found["e2e"])
     _check_backlog(found["backlog"], tmp_path)
+    _check_busy(found["busy"])
     assert len(rows(written)) >= 10

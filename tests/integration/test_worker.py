@@ -83,7 +83,13 @@ async def test_reinforce_invalidate_rewrite_and_add(stack_factory: StackFactory)
     )
     stack = await stack_factory(decisions)
     stack.start_worker()
-    first = doc("desk", "doc-1", "Lawler won his Assembly seat.", 0)
+    first = doc(
+        "desk",
+        "doc-1",
+        "Mike Lawler won his New York State Assembly seat. He lives in Pearl River. "
+        "The Assembly meets in Albany.",
+        0,
+    )
     await stack.publish([first])
     await stack.wait_outcomes(1)
     decisions.false = {
@@ -92,7 +98,13 @@ async def test_reinforce_invalidate_rewrite_and_add(stack_factory: StackFactory)
     }
     decisions.reinforce = {"Pearl River"}
     stack.decide(decisions)
-    second = doc("desk", "doc-2", "Lawler was sworn in to Congress.", 30)
+    second = doc(
+        "desk",
+        "doc-2",
+        "Mike Lawler was sworn in to Congress as a United States representative. He still "
+        "lives in Pearl River.",
+        30,
+    )
     await stack.publish([second])
     outcomes = await stack.wait_outcomes(2)
     assert sorted(outcomes.values()) == ["applied", "applied"]
@@ -240,14 +252,14 @@ async def test_a_late_document_is_applied_at_its_own_event_time(
 
 
 async def test_a_world_change_closes_the_old_fact_in_weaviate(stack_factory: StackFactory) -> None:
-    decisions = Decisions(extract={"doc-1": ["Parker is CEO of Acme."]})
+    decisions = Decisions(extract={"doc-1": ["Parker is CEO of Northwind."]})
     stack = await stack_factory(decisions)
     stack.start_worker()
-    await stack.publish([doc("desk", "doc-1", "Acme appointed Parker.", 1)])
+    await stack.publish([doc("desk", "doc-1", "Northwind appointed Parker as CEO.", 1)])
     await stack.wait_outcomes(1)
-    decisions.outdated = {"Parker is CEO": "Quinn is CEO of Acme."}
+    decisions.outdated = {"Parker is CEO": "Quinn is CEO of Northwind."}
     stack.decide(decisions)
-    await stack.publish([doc("desk", "doc-2", "Quinn succeeded Parker at Acme.", 30)])
+    await stack.publish([doc("desk", "doc-2", "Quinn succeeded Parker at Northwind.", 30)])
     await stack.wait_outcomes(2)
     decisions.outdated = {"CEO": None}  # d3 would close any CEO fact it were shown
     stack.decide(decisions)
@@ -255,7 +267,7 @@ async def test_a_world_change_closes_the_old_fact_in_weaviate(stack_factory: Sta
     await stack.wait_outcomes(3)
 
     facts = await facts_of(stack, "desk")
-    old, new = facts["Parker is CEO of Acme."], facts["Quinn is CEO of Acme."]
+    old, new = facts["Parker is CEO of Northwind."], facts["Quinn is CEO of Northwind."]
     day2, day31, day41 = (T0 + timedelta(days=d) for d in (1, 30, 40))
     # The world changed: the old fact stays true of [day 2, day 31), the new one held since
     # (until doc-3 closed it too).
@@ -278,7 +290,8 @@ async def test_over_the_blast_radius_nothing_is_applied(stack_factory: StackFact
     decisions = Decisions(extract={"doc-1": [f"Town {i} has a mayor." for i in range(4)]})
     stack = await stack_factory(decisions, FACTSTREAM_EDITOR_MAX_EDITS="2")
     stack.start_worker()
-    await stack.publish([doc("desk", "doc-1", "The census.", 1)])
+    census = "The census: Town 0, Town 1, Town 2 and Town 3 each have a mayor."
+    await stack.publish([doc("desk", "doc-1", census, 1)])
     await stack.wait_outcomes(1)
     decisions.false = {"has a mayor": None}
     stack.decide(decisions)
@@ -411,7 +424,7 @@ async def test_a_batch_on_the_changelog_but_never_applied_is_applied_without_the
     stack_factory: StackFactory,
 ) -> None:
     """The crash window between publishing a batch and applying it, made on purpose."""
-    stack = await stack_factory(Decisions(extract={"[doc-2]": ["Decided again by the LM."]}))
+    stack = await stack_factory(Decisions(extract={"[doc-2]": ["The ferry runs daily."]}))
     document = doc("desk", "doc-1", "The ferry resumed service.", 3)
     # What a worker did before dying: its batch is durable on the changelog, nothing applied.
     await stack.publish([document])
@@ -434,13 +447,13 @@ async def test_a_batch_on_the_changelog_but_never_applied_is_applied_without_the
         await publisher.stop()
 
     stack.start_worker()
-    await stack.publish([doc("desk", "doc-2", "Later news.", 4)])
+    await stack.publish([doc("desk", "doc-2", "Later news: the ferry runs daily.", 4)])
     outcomes = await stack.wait_outcomes(2)
     assert sorted(outcomes.values()) == ["applied", "recovered"]
     assert "doc-1" not in stack.lm_stats()["by_document"]  # never sent to the LM
     facts = await facts_of(stack, "desk")
     assert facts["The ferry runs again."].history[0].edit_id == plan_edits[0].edit_id
-    assert "Decided again by the LM." in facts
+    assert "The ferry runs daily." in facts  # decided by the LM
     assert len([e for e in await stack.changelog() if e.document_id == "doc-1"]) == 1
 
 
@@ -507,6 +520,9 @@ async def test_metrics_move_as_documents_flow_and_questions_are_answered(
     assert samples[("factstream_edits_total", (("namespace", "desk"), ("op", "add")))] == 3
     assert samples[("factstream_edits_total", (("namespace", "desk"), ("op", "invalidate")))] == 1
     assert samples[("factstream_stage_seconds_count", (("stage", "extract"),))] == 2
+    # Every scripted fact is in its document's words: the grounding check kept all three.
+    kept = (("model", "stub"), ("outcome", "kept"), ("task", "extract_facts"))
+    assert samples[("factstream_lm_grounded_total", kept)] == 3
     assert samples[("factstream_stage_seconds_count", (("stage", "apply"),))] == 2
     assert any(name == "factstream_lm_tokens_total" for name, _ in samples)
     assert ("factstream_ask_seconds_count", (("stage", "total"),)) not in samples

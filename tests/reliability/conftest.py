@@ -19,7 +19,16 @@ from fixtures.instances import private_kafka, private_weaviate
 
 from bench.report import new_report, write
 
-__all__ = ["Figures", "Scale", "figures", "private_kafka", "private_weaviate", "scale"]
+__all__ = [
+    "Figures",
+    "Scale",
+    "WindowEnv",
+    "figures",
+    "private_kafka",
+    "private_weaviate",
+    "scale",
+    "window_env",
+]
 
 _HERE = Path(__file__).parent
 
@@ -72,3 +81,25 @@ def figures(scale: Scale) -> Iterator[Figures]:
     if folder and measured.by_name:
         report["tests"] = dict(sorted(measured.by_name.items()))
         print(f"\nreliability figures: {write(report, Path(folder))}")
+
+
+@dataclass(frozen=True)
+class WindowEnv:
+    """The editor window a fault test runs its workers with (the reference stays at 1)."""
+
+    size: int
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The worker settings: pass as ``stack_factory(decisions, **window.env)``."""
+        return {"FACTSTREAM_EDITOR_WINDOW": str(self.size)}
+
+    def name(self, test: str) -> str:
+        """The figures' name of ``test`` at this window (``crash``, ``crash_w8``)."""
+        return test if self.size == 1 else f"{test}_w{self.size}"
+
+
+@pytest.fixture(params=[1, 8], ids=["w1", "w8"])
+def window_env(request: pytest.FixtureRequest) -> WindowEnv:
+    """Every guarantee holds one document at a time and with a window of 8 in flight."""
+    return WindowEnv(int(request.param))

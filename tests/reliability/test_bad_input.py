@@ -85,7 +85,7 @@ def canonical(facts: list[Fact]) -> list[tuple[Any, ...]]:
 
 
 async def test_bad_input_is_dead_lettered_one_for_one_and_valid_input_is_applied(
-    stack_factory: StackFactory, scale: Any, figures: Any
+    stack_factory: StackFactory, scale: Any, figures: Any, window_env: Any
 ) -> None:
     n_bad, n_good = scale.pick(10_000, 500), scale.pick(250, 25)
     bad = draw_all(bad_records(MAX_BYTES), n_bad)
@@ -97,7 +97,10 @@ async def test_bad_input_is_dead_lettered_one_for_one_and_valid_input_is_applied
 
     decisions = Decisions(extract={f"[doc-v{i}]": [fact_of(i)] for i in range(n_good)})
     stack = await stack_factory(
-        decisions, FACTSTREAM_WORKER_MAX_DOCUMENT_BYTES=str(MAX_BYTES), FACTSTREAM_EDITOR_TOP_K="3"
+        decisions,
+        FACTSTREAM_WORKER_MAX_DOCUMENT_BYTES=str(MAX_BYTES),
+        FACTSTREAM_EDITOR_TOP_K="3",
+        **window_env.env,
     )
     worker = stack.start_worker()
     records = [(r.key, r.value) if is_bad else encode(r) for is_bad, r in stream]
@@ -115,6 +118,7 @@ async def test_bad_input_is_dead_lettered_one_for_one_and_valid_input_is_applied
     expected += ["applied"] * len(twins)
     wrong = [(w, outcomes[w], e) for w, e in zip(where, expected, strict=True) if outcomes[w] != e]
     assert not wrong, wrong[:10]
+    stack.assert_committed_in_order()
 
     # Every bad record is in the DLQ once, with its own bytes and a reason that fits it.
     letters: list[DeadLetter] = await stack.read_topic(TopicName.DOCUMENTS_DLQ, DeadLetter)
@@ -139,7 +143,7 @@ async def test_bad_input_is_dead_lettered_one_for_one_and_valid_input_is_applied
 
     kinds = Counter(r.category for is_bad, r in stream if is_bad)
     figures.record(
-        "bad_input",
+        window_env.name("bad_input"),
         f"{n_bad} bad records ({len(kinds)} kinds) and {n_good} valid documents "
         f"(+{n_good} reference) in {seconds:.0f} s: {n_bad} dead-lettered, "
         f"{2 * n_good} applied, 0 lost, worker alive; kinds: {dict(sorted(kinds.items()))}",

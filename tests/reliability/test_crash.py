@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING
 from aiokafka import AIOKafkaProducer
 from fixtures.decisions import Decisions
 from fixtures.reference import (
+    assert_batches_in_input_order,
     assert_same,
+    conflict_scenario,
     lm_calls_after_batch,
     partition_of,
     reference_snapshot,
@@ -33,7 +35,7 @@ from factstream.topics.definitions import TopicName
 from factstream.topics.records import DecidedBy, Document, EditOp, InputRef
 
 if TYPE_CHECKING:
-    from conftest import Figures, Scale
+    from conftest import Figures, Scale, WindowEnv
 
 SEED = 20240917
 
@@ -44,7 +46,7 @@ def _processed(stack: Stack, worker: int) -> int:
 
 
 async def test_sigkill_at_random_points_loses_and_repeats_nothing(
-    stack_factory: StackFactory, scale: Scale, figures: Figures
+    stack_factory: StackFactory, scale: Scale, figures: Figures, window_env: WindowEnv
 ) -> None:
     count = scale.pick(1000, 48)
     kills = scale.pick(20, 3)
@@ -57,7 +59,7 @@ async def test_sigkill_at_random_points_loses_and_repeats_nothing(
     points = sorted(rng.sample(range(count // 20, count - count // 20), kills))
     # Every LM call waits a little, so a kill lands inside calls as well as between them.
     scenario.decisions.delay = {"[doc-": 0.05}
-    stack = await stack_factory(scenario.decisions)
+    stack = await stack_factory(scenario.decisions, **window_env.env)
     began = time.monotonic()
     stack.start_worker()
     streaming = asyncio.create_task(stream_documents(stack, scenario.documents, per_second=25))
@@ -93,7 +95,7 @@ async def test_sigkill_at_random_points_loses_and_repeats_nothing(
         if " outcome " in line
     )
     figures.record(
-        "crash",
+        window_env.name("crash"),
         f"{count} documents, {kills} SIGKILLs survived in {elapsed:.0f}s; "
         f"kill to first outcome of the next worker {min(downtimes):.1f}-{max(downtimes):.1f}s; "
         f"outcomes {dict(outcomes)}; {len(actual.edits)} edits {actual.ops()}, "
@@ -107,6 +109,7 @@ async def test_sigkill_at_random_points_loses_and_repeats_nothing(
         facts=actual.fact_count,
     )
     assert len(stack.workers) == kills + 1
+    assert_batches_in_input_order(edits)
     # No document lost, none dead-lettered, every one applied exactly as without crashes.
     assert_same(actual, reference)
     # Every batch went on the changelog once: no document was decided and published twice.
@@ -129,7 +132,8 @@ async def test_a_transaction_a_killed_worker_left_open_hides_no_batch_from_recov
     out, and read_committed readers stop at it. Worker 2 publishes doc-1's batch after it and
     dies before applying it. Worker 3 must still find that batch and apply it without the LM.
     """
-    stack = await stack_factory(Decisions(extract={"[doc-1]": ["Decided again by the LM."]}))
+    # What the LM would decide for doc-1, were it asked again (it must not be).
+    stack = await stack_factory(Decisions(extract={"[doc-1]": ["The ferry resumed service."]}))
     kafka = stack.settings.kafka
     changelog = stack.topic(TopicName.FACT_EDITS)
     # Worker 1's transactional producer, "killed" with a transaction open on every changelog
@@ -188,3 +192,52 @@ async def test_a_transaction_a_killed_worker_left_open_hides_no_batch_from_recov
     assert list(outcomes.values()) == ["recovered"]
     assert "doc-1" not in stack.lm_stats()["by_document"]  # never sent to the LM again
     assert len([e for e in await stack.changelog() if e.document_id == "doc-1"]) == 1
+
+
+async def test_sigkill_with_a_full_window_in_flight_loses_and_repeats_nothing(
+    stack_factory: StackFactory, figures: Figures
+) -> None:
+    """Issue 18: killed while 8 documents of a namespace are decided at once, some of them
+    committed and not yet acknowledged, the next worker (also W = 8) finishes the stream as
+    one worker at W = 1 would, and sends no document whose batch is on the changelog to the
+    LM again."""
+    scenario = conflict_scenario(40, namespaces=1)
+    reference = await reference_snapshot(stack_factory, scenario)
+    scenario.decisions.delay = {"[doc-": 0.3}  # slow LM calls: the window stays full
+    # LM calls of all 8 documents at once (the client's own limit would hold some back).
+    stack = await stack_factory(
+        scenario.decisions, FACTSTREAM_EDITOR_WINDOW="8", FACTSTREAM_LM_MAX_CONCURRENCY="32"
+    )
+    stack.start_worker()
+    await stack.publish(scenario.documents)
+
+    async def window_full() -> bool:
+        decided = {doc for _, doc, _ in stack.lm_stats()["journal"]}
+        return len(stack.outcomes()) >= 10 and len(decided) - len(stack.outcomes()) >= 7
+
+    await stack.wait_for(window_full, "a full window in flight", timeout_s=300)
+    in_flight = len({doc for _, doc, _ in stack.lm_stats()["journal"]}) - len(stack.outcomes())
+    stack.kill_worker(stack.workers[0])  # SIGKILL: no shutdown, no last commit
+    killed_after = len(stack.outcomes())
+    stack.start_worker()
+    outcomes = await stack.wait_outcomes(len(scenario.documents), timeout_s=600)
+
+    edits = await stack.changelog()
+    actual = await snapshot(stack, scenario)
+    assert_same(actual, reference)
+    assert actual.changelog_records == len(actual.edits)  # no batch published twice
+    assert lm_calls_after_batch(stack, edits) == {}
+    assert_batches_in_input_order(edits)
+    second = Counter(
+        line.split()[-1] for line in stack.worker_log(1).splitlines() if " outcome " in line
+    )
+    figures.record(
+        "crash_full_window",
+        f"{len(scenario.documents)} documents, W=8, SIGKILL with {in_flight} in flight after "
+        f"{killed_after} outcomes; next worker's outcomes {dict(second)}",
+        documents=len(scenario.documents),
+        in_flight_at_kill=in_flight,
+        outcomes_before_kill=killed_after,
+        next_worker_outcomes=dict(second),
+    )
+    assert set(outcomes.values()) <= {"applied", "recovered", "duplicate"}

@@ -68,6 +68,7 @@ def test_valid_at_keeps_the_facts_that_held_then(http: TestClient) -> None:
         "end": "2022-06-01T00:00:00.000001Z",
         "source": "request",
         "expression": None,
+        "plan": None,
         "description": "at 2022-06-01",
     }
     later = ask(http, valid_at="2024-02-01T00:00:00+01:00")
@@ -93,6 +94,7 @@ def test_the_questions_own_time_is_used_and_said(http: TestClient) -> None:
         "end": "2023-01-01T00:00:00Z",
         "source": "question",
         "expression": "in 2022",
+        "plan": None,
         "description": '"in 2022" = 2022-01-01 to 2023-01-01',
     }
     now = ask(http)  # no time anywhere: what still holds now

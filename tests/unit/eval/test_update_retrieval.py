@@ -2,88 +2,22 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from fixtures.clark_stream import clark_stream
 
 from factstream.config import EditorSettings
 from factstream.embed.fake import HashingEmbedder
 from factstream.eval.datasets import load_clark
-from factstream.eval.retrieval import evaluate_update_retrieval, load_facts, retrieval_configs
+from factstream.eval.retrieval import evaluate_update_retrieval, load_facts, retrieval_variants
 from factstream.store.memory import InMemoryFactStore
 
 
-def _write(path: Path, rows: list[dict[str, object]]) -> None:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-
-
-def _stream(folder: Path) -> Path:
-    _write(
-        folder / "documents.jsonl",
-        [
-            {
-                "id": "d1",
-                "timestamp": "2019-01-01T00:00:00Z",
-                "text": "Ann employer Acme hired her.",
-            },
-            {
-                "id": "d3",
-                "timestamp": "2021-01-01T00:00:00Z",
-                "text": "Ann employer is now Globex.",
-            },
-            {"id": "d4", "timestamp": "2021-06-01T00:00:00Z", "text": "Bob moved to Oslo."},
-            {"id": "d5", "timestamp": "2022-01-01T00:00:00Z", "text": "Bob lived in Rome before."},
-            {"id": "d2", "timestamp": "2020-01-01T00:00:00Z", "text": "Cy employer Initech."},
-        ],
-    )
-    _write(
-        folder / "triples.jsonl",
-        [
-            {
-                "subject": "Ann",
-                "relation": "employer",
-                "object": "Acme",
-                "valid_from": "2019-01-01T00:00:00Z",
-                "document_id": "d1",
-            },
-            {
-                "subject": "Ann",
-                "relation": "employer",
-                "object": "Globex",
-                "valid_from": "2021-01-01T00:00:00Z",
-                "document_id": "d3",
-            },
-            {
-                "subject": "Cy",
-                "relation": "employer",
-                "object": "Initech",
-                "valid_from": "2020-01-01T00:00:00Z",
-                "document_id": "d2",
-            },
-            # Rome held first, but its document arrives after the one that supersedes it.
-            {
-                "subject": "Bob",
-                "relation": "residence",
-                "object": "Rome",
-                "valid_from": "2018-01-01T00:00:00Z",
-                "document_id": "d5",
-            },
-            {
-                "subject": "Bob",
-                "relation": "residence",
-                "object": "Oslo",
-                "valid_from": "2021-06-01T00:00:00Z",
-                "document_id": "d4",
-            },
-        ],
-    )
-    return folder
-
-
 async def test_the_stale_fact_is_found_and_unknowable_changes_are_left_out(tmp_path: Path) -> None:
-    clark = load_clark(_stream(tmp_path))
+    clark = load_clark(clark_stream(tmp_path))
     store, embedder = InMemoryFactStore(), HashingEmbedder()
     assert await load_facts(store, embedder, clark, "eval") == 5
-    configs = retrieval_configs(EditorSettings(top_k=1, min_similarity=-1.0))
+    configs = retrieval_variants(EditorSettings(top_k=1, min_similarity=-1.0))
     reports = await evaluate_update_retrieval(store, embedder, clark, "eval", configs)
     for report in reports:
         assert (report.changes, report.not_in_kb) == (1, 1)
@@ -94,13 +28,48 @@ async def test_the_stale_fact_is_found_and_unknowable_changes_are_left_out(tmp_p
 
 
 async def test_a_floor_above_every_similarity_hides_the_stale_fact(tmp_path: Path) -> None:
-    clark = load_clark(_stream(tmp_path))
+    clark = load_clark(clark_stream(tmp_path))
     store, embedder = InMemoryFactStore(), HashingEmbedder()
     await load_facts(store, embedder, clark, "eval")
-    configs = retrieval_configs(EditorSettings(top_k=10, min_similarity=1.0))
-    [hybrid, _] = await evaluate_update_retrieval(store, embedder, clark, "eval", configs)
-    assert hybrid.recall_at[20] == 1.0  # found without a floor ...
-    assert hybrid.above_floor == 0.0 and hybrid.editor_recall == 0.0  # ... but not by the editor
+    configs = retrieval_variants(EditorSettings(top_k=10, min_similarity=1.0))
+    reports = {
+        r.config.name: r
+        for r in await evaluate_update_retrieval(store, embedder, clark, "eval", configs)
+    }
+    before = reports["store hybrid, no rerank (before)"]
+    assert before.recall_at[20] == 1.0  # found without a floor ...
+    assert before.above_floor == 0.0 and before.editor_recall == 0.0  # ... but not by the editor
+    # d3 names Ann, the stale fact's subject: named facts pass the floor by default ...
+    assert reports["configured (lift 0.3)"].editor_recall == 1.0
+    # ... and not when that is switched off.
+    assert reports["named facts below floor cut"].editor_recall == 0.0
+
+
+async def test_every_variant_reports_its_time(tmp_path: Path) -> None:
+    clark = load_clark(clark_stream(tmp_path))
+    store, embedder = InMemoryFactStore(), HashingEmbedder()
+    await load_facts(store, embedder, clark, "eval")
+    configs = retrieval_variants(EditorSettings())
+    reports = await evaluate_update_retrieval(store, embedder, clark, "eval", configs)
+    assert len({r.config.name for r in reports}) == len(configs) >= 10
+    assert all(0 < r.ms_mean <= r.ms_p95 for r in reports)
+    assert all(sum(r.seen) / len(r.seen) == r.editor_recall for r in reports)
+
+
+async def test_an_edited_kb_closes_each_superseded_fact_when_its_successor_arrives(
+    tmp_path: Path,
+) -> None:
+    clark = load_clark(clark_stream(tmp_path))
+    edited, stream = InMemoryFactStore(), InMemoryFactStore()
+    embedder = HashingEmbedder()
+    await load_facts(edited, embedder, clark, "eval", edited=True)
+    await load_facts(stream, embedder, clark, "eval")
+    assert (await edited.count_facts("eval")).false == 1  # Ann at Acme, closed by d3
+    assert (await stream.count_facts("eval")).false == 0
+    # Still true just before d3, so the change is scored the same way.
+    configs = retrieval_variants(EditorSettings(top_k=1, min_similarity=-1.0))[:1]
+    [report] = await evaluate_update_retrieval(edited, embedder, clark, "eval", configs)
+    assert report.ranks == [1]
 
 
 async def test_a_generated_world_is_scored_and_every_stale_fact_was_stated_first(
@@ -112,8 +81,8 @@ async def test_a_generated_world_is_scored_and_every_stale_fact_was_stated_first
     clark = load_clark(tmp_path)
     store, embedder = InMemoryFactStore(), HashingEmbedder()
     assert await load_facts(store, embedder, clark, "eval") == len(clark.triples)
-    configs = retrieval_configs(EditorSettings(top_k=10, min_similarity=-1.0))
-    [hybrid, _] = await evaluate_update_retrieval(store, embedder, clark, "eval", configs)
+    configs = retrieval_variants(EditorSettings(top_k=10, min_similarity=-1.0))[:1]
+    [hybrid] = await evaluate_update_retrieval(store, embedder, clark, "eval", configs)
     # The world tells every state before the change that ends it: no change is unknowable.
     assert hybrid.changes == len(clark.changes()) > 0 and hybrid.not_in_kb == 0
     assert len(hybrid.ranks) == hybrid.changes

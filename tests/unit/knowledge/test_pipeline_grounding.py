@@ -22,6 +22,11 @@ def counted(h: Harness) -> tuple[Harness, CollectorRegistry]:
     return h, registry
 
 
+def grounded(registry: CollectorRegistry, task: str, outcome: str) -> float:
+    labels = {"task": task, "model": "scripted", "outcome": outcome}
+    return registry.get_sample_value("factstream_lm_grounded_total", labels) or 0.0
+
+
 def refused(registry: CollectorRegistry, task: str, reason: str) -> float:
     labels = {"task": task, "model": "scripted", "reason": reason}
     return registry.get_sample_value("factstream_lm_refused_total", labels) or 0.0
@@ -51,6 +56,8 @@ async def test_a_refused_add_is_dropped_and_the_others_go_through(
     assert refused(registry, "extract_facts", "ungrounded_number") == 1
     logged = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
     assert len(logged) == 3 and all("'d1'" in line for line in logged)
+    assert grounded(registry, "extract_facts", "kept") == 1
+    assert grounded(registry, "extract_facts", "refused") == 3
 
 
 async def test_a_refused_rewrite_closes_the_old_fact_as_without_a_rewrite() -> None:
@@ -64,6 +71,8 @@ async def test_a_refused_rewrite_closes_the_old_fact_as_without_a_rewrite() -> N
     close = edits[0]
     assert close.text == "Parker is CEO of Northwind." and close.change is ChangeKind.UPDATE
     assert refused(registry, "rewrite_fact", "placeholder") == 1
+    assert grounded(registry, "rewrite_fact", "refused") == 1
+    assert grounded(registry, "extract_facts", "kept") == 2  # Parker's, then Quinn's
 
 
 async def test_a_rewrite_may_use_the_old_facts_names() -> None:
@@ -75,12 +84,14 @@ async def test_a_rewrite_may_use_the_old_facts_names() -> None:
     (rewrite,) = await h.feed(doc("Quinn took over from Parker on Monday.", 5, "d2"))
     assert rewrite.op is EditOp.REWRITE and rewrite.text == "Quinn is CEO of Northwind."
     assert registry.get_sample_value("factstream_lm_refused_total", {}) is None
+    assert grounded(registry, "rewrite_fact", "kept") == 1
 
 
 async def test_with_grounding_off_every_fact_goes_through_uncounted() -> None:
     ungrounded = "Jack Ciatterelli is the current Governor of California."
     decisions = Decisions(extract={"Assembly": [ungrounded]})
-    h, registry = counted(Harness(decisions))
+    h, registry = counted(Harness(decisions, grounding=False))
     edits = await h.feed(doc("Mike Lawler won his New York State Assembly seat.", 1, "d1"))
     assert [(e.op, e.text) for e in edits] == [(EditOp.ADD, ungrounded)]
     assert refused(registry, "extract_facts", "ungrounded_entity") == 0
+    assert grounded(registry, "extract_facts", "kept") == 0  # nothing checked

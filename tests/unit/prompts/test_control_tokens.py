@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 from fixtures.hostile_lm import CONTROL_TOKENS
 
-from factstream.prompts import answer, classify_fact, classify_facts, extract_facts, rewrite_fact
+from factstream.prompts import (
+    answer,
+    classify_fact,
+    classify_facts,
+    extract_facts,
+    plan_time,
+    rewrite_fact,
+)
 from factstream.prompts.models import DocumentView, as_data, defuse_control_tokens
 from factstream.prompts.registry import get_prompt, prompt_ids
 
@@ -47,6 +54,7 @@ def _contexts(text: str) -> dict[str, Any]:
         "extract_facts": extract_facts.ExtractFactsContext(document=doc),
         "answer_choice": answer.AnswerChoiceContext(question=text, choices=facts, facts=shown),
         "answer_free": answer.AnswerFreeContext(question=text, facts=shown),
+        "plan_time": plan_time.PlanTimeContext(question=text),
     }
 
 

@@ -7,7 +7,14 @@ from typing import Any
 
 import pytest
 
-from factstream.prompts import answer, classify_fact, classify_facts, extract_facts, rewrite_fact
+from factstream.prompts import (
+    answer,
+    classify_fact,
+    classify_facts,
+    extract_facts,
+    plan_time,
+    rewrite_fact,
+)
 from factstream.prompts.models import Choice, ConstraintBroken, DocumentView, JsonSchema, as_data
 from factstream.prompts.registry import UnknownPrompt, get_prompt, prompt_ids, typed_prompt
 
@@ -30,6 +37,7 @@ CONTEXTS: dict[str, Any] = {
         facts=(answer.FactWithHistory(text=FACTS[0]),),
     ),
     "answer_free": answer.AnswerFreeContext(question="Who speaks?"),
+    "plan_time": plan_time.PlanTimeContext(question="Who spoke when Smith was mayor?"),
 }
 
 
@@ -46,6 +54,7 @@ def test_registry_lists_every_task_version() -> None:
         "extract_facts.v1",
         "extract_facts.v2",
         "extract_facts.v3",
+        "plan_time.v1",
         "rewrite_fact.v1",
         "rewrite_fact.v2",
     ]

@@ -18,6 +18,8 @@ from factstream.topics.records import (
     Fact,
     FactEdit,
     Question,
+    TimePlanNote,
+    ValidTimeSource,
     ValidWindow,
     accepted_versions,
 )
@@ -46,6 +48,13 @@ V1_ANSWER = (
     b'[{"ts":"2023-09-01T00:00:00Z","truth":true,"document_id":"d","edit_id":"e"}],'
     b'"score":0.8}],"model":"m","timings":{"answer":0.5}}'
 )
+# Version 2 (valid time): the interval used and the question's words it was read from.
+V2_ANSWER = (
+    b'{"schema_version":2,"question_id":"q1","namespace":"desk","answer":"Carol",'
+    b'"facts":[],"model":"m","timings":{},'
+    b'"valid_time":{"start":"2019-01-01T00:00:00Z","end":"2020-01-01T00:00:00Z"},'
+    b'"time_expression":"in 2019"}'
+)
 
 
 def _edit(**overrides: Any) -> dict[str, Any]:
@@ -66,14 +75,15 @@ def test_version_1_records_still_read_and_keep_their_version() -> None:
 
 
 def test_the_shipped_schemas_accept_version_1_bytes() -> None:
-    for model, raw in ((FactEdit, V1_EDIT), (Question, V1_QUESTION), (Answer, V1_ANSWER)):
+    olds = ((FactEdit, V1_EDIT), (Question, V1_QUESTION), (Answer, V1_ANSWER), (Answer, V2_ANSWER))
+    for model, raw in olds:
         jsonschema.validate(orjson.loads(raw), json_schema(model))
 
 
 def test_changed_records_write_the_latest_version_and_read_every_one() -> None:
     assert accepted_versions(FactEdit) == (1, 2, 3)
     assert accepted_versions(Question) == (1, 2)
-    assert accepted_versions(Answer) == (1, 2)
+    assert accepted_versions(Answer) == (1, 2, 3)
     assert accepted_versions(Document) == (1, 2)
     assert accepted_versions(Fact) == (1, 2)
     assert FactEdit.model_validate(_edit()).schema_version == 3
@@ -163,3 +173,20 @@ def test_questions_take_one_valid_time() -> None:
         Question.model_validate({**base, "schema_version": 1, "valid_at": T0})
     with pytest.raises(ValidationError, match="not before"):
         ValidWindow(start=T1, end=T0)
+
+
+def test_answers_of_every_version_read_and_version_3_says_where_its_time_came_from() -> None:
+    v2 = Answer.from_bytes(V2_ANSWER)
+    assert v2.schema_version == 2 and v2.time_expression == "in 2019"
+    assert v2.valid_time_source is None and v2.time_plan is None
+    assert orjson.loads(v2.to_bytes()) == orjson.loads(V2_ANSWER)
+    plan = TimePlanNote(outcome="anchored", scope="during", event="Smith was mayor")
+    v3 = Answer(question_id="q", namespace="desk", valid_time_source="plan", time_plan=plan)
+    assert v3.schema_version == 3 and v3.valid_time_source is ValidTimeSource.PLAN
+    assert Answer.from_bytes(v3.to_bytes()) == v3
+    jsonschema.validate(orjson.loads(v3.to_bytes()), json_schema(Answer))
+    base = orjson.loads(V2_ANSWER)
+    with pytest.raises(ValidationError, match="schema version 3"):
+        Answer.model_validate({**base, "valid_time_source": "question"})
+    with pytest.raises(ValidationError, match="schema version 2"):
+        Answer.model_validate({**base, "schema_version": 1})

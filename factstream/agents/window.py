@@ -1,0 +1,148 @@
+"""Up to W documents of one partition in flight: decided at once, committed in input order.
+
+The window reads a partition's records in order. For each it starts the document's decision
+(retrieval and the LM: ``Editor.decide``) as soon as a slot is free, beside the decisions
+of the documents before it, on the knowledge base as it stands. One committer takes the
+records strictly in input order: it waits for a record's decision, commits it
+(``Editor.handle``: the same steps, checks and fault handling as one document at a time)
+and only then tells the caller, which acknowledges the record's offset. A decision whose
+candidates changed by the time of its commit is made again there, so the changelog and the
+knowledge base are those of W = 1 (docs/concurrency.md).
+
+Two copies of one document (the same namespace and id) are never decided at once: the
+later one waits for the earlier one's commit, and so finds it applied without the LM, as
+it would one at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterable, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from factstream.agents.editor import Decision, Editor, InputRecord, Outcome
+from factstream.concurrency import backoff_delay
+from factstream.streams.recovery import RecoveredBatches
+
+__all__ = ["Window"]
+
+log = logging.getLogger(__name__)
+E = TypeVar("E")  # what the stream yields per record (a faust event)
+
+Committed = Callable[[E, InputRecord, Outcome], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class _InFlight(Generic[E]):
+    """A record read, its decision under way, and the event its commit sets."""
+
+    event: E
+    record: InputRecord
+    decision: asyncio.Task[Decision]
+    key: tuple[str, str] | None
+    committed: asyncio.Event
+
+
+class Window(Generic[E]):
+    """One partition's documents in flight (at most ``size`` read and not committed).
+
+    Args:
+        editor: Decides and commits documents.
+        recovered: The partition's batches found on the changelog after a restart.
+        size: The most documents in flight; 1 decides each after the one before commits.
+        partition: The input partition (the in-flight gauge's label).
+    """
+
+    def __init__(
+        self, editor: Editor, recovered: RecoveredBatches, size: int, partition: int
+    ) -> None:
+        self._editor, self._recovered = editor, recovered
+        self._gauge = editor.metrics.in_flight.labels(partition=str(partition))
+        self._partition = str(partition)
+        self._slots = asyncio.Semaphore(size)
+        self._queue: asyncio.Queue[_InFlight[E] | None] = asyncio.Queue()
+        self._decisions: set[asyncio.Task[Decision]] = set()
+        # (namespace, document id) -> the commit of the latest copy in flight
+        self._copies: dict[tuple[str, str], asyncio.Event] = {}
+
+    async def run(
+        self,
+        events: AsyncIterable[E],
+        record_of: Callable[[E], InputRecord],
+        committed: Committed[E],
+    ) -> None:
+        """Decide and commit every record of ``events``; ``committed`` follows each commit,
+        in input order. Returns when ``events`` ends and the last record is committed.
+
+        An error of ``committed`` or of a commit (the editor raises only what it cannot
+        survive) ends the run with it; cancelling the run cancels every decision in flight.
+        Nothing is committed out of order: a record after one not committed never is.
+        """
+        committer = asyncio.create_task(self._commit_all(committed))
+        reader = asyncio.create_task(self._read_all(events, record_of))
+        tasks = {committer, reader}
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for task in done:
+                task.result()  # the first error ends the run, whichever side it came from
+            await committer  # every record read: the last ones commit
+        finally:
+            for pending in [*tasks, *self._decisions]:
+                pending.cancel()
+            await asyncio.gather(*tasks, *self._decisions, return_exceptions=True)
+            with contextlib.suppress(KeyError):
+                self._editor.metrics.in_flight.remove(self._partition)
+
+    async def _read_all(
+        self, events: AsyncIterable[E], record_of: Callable[[E], InputRecord]
+    ) -> None:
+        async for event in events:
+            await self._slots.acquire()  # room in the window
+            self._gauge.inc()
+            record = record_of(event)
+            await self._load_recovery(record)
+            self._start(event, record)
+        self._queue.put_nowait(None)
+
+    async def _load_recovery(self, record: InputRecord) -> None:
+        """The oldest record in flight after a restart reads the changelog, before any
+        decision; through an outage of Kafka, with back-off, as a commit would wait."""
+        attempt = 0
+        while True:
+            try:
+                await self._recovered.load(record.appended_ms)
+                return
+            except Exception as exc:  # noqa: BLE001 - an outage: wait as long as it lasts
+                attempt += 1
+                delay = backoff_delay(attempt, 0.5, 30.0)
+                log.warning("changelog not read: %r; retrying in %.1fs", exc, delay)
+                await asyncio.sleep(delay)
+
+    def _start(self, event: E, record: InputRecord) -> None:
+        key = self._editor.key(record)
+        before = self._copies.get(key) if key is not None else None
+        done = asyncio.Event()
+        if key is not None:
+            self._copies[key] = done
+        task = asyncio.create_task(self._decide(record, before))
+        self._decisions.add(task)
+        task.add_done_callback(self._decisions.discard)
+        self._queue.put_nowait(_InFlight(event, record, task, key, done))
+
+    async def _decide(self, record: InputRecord, before: asyncio.Event | None) -> Decision:
+        if before is not None:
+            await before.wait()  # an earlier copy of this document commits first
+        return await self._editor.decide(record, self._recovered)
+
+    async def _commit_all(self, committed: Committed[E]) -> None:
+        while (item := await self._queue.get()) is not None:
+            outcome = await self._editor.handle(item.record, self._recovered, item.decision)
+            item.committed.set()
+            if item.key is not None and self._copies.get(item.key) is item.committed:
+                del self._copies[item.key]
+            await committed(item.event, item.record, outcome)
+            self._slots.release()
+            self._gauge.dec()

@@ -1,0 +1,225 @@
+"""The editor's candidates: the facts a document may edit, found from the document alone.
+
+One code path for the live editor (``pipeline.edit_document``) and ``eval update-retrieval``.
+Stages (each one a setting, so the evaluation can switch it off):
+
+1. A first stage larger than ``top_k``: the store's hybrid search with the document's text
+   and vector; a BM25 query on the names the document contains (``names.document_names``);
+   optionally one hybrid query per sentence. The pools are fused by reciprocal rank.
+2. A cheap rerank: the cosine with the document (the best over the queries that found the
+   fact), lifted for facts whose structured subject the document names (``subject_lift``;
+   a fact without structure counts when its text contains one of the document's names) and
+   for facts whose object it names (``object_lift``); or the fused reciprocal rank itself.
+   Ties go to the newer fact.
+3. The floor: a fact passes with ``similarity >= min_similarity``, or when it is named.
+   The editor sees the first ``top_k`` that pass: the blast radius stays short.
+
+``first_stage`` 0 is the store's plain hybrid search (what the editor did before).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Literal
+
+from factstream.config import EditorSettings
+from factstream.embed.base import Embedder
+from factstream.knowledge.names import document_names, leading_name, mentions
+from factstream.store.base import FactStore, SearchHit
+from factstream.temporal.intervals import ValidInterval
+from factstream.topics.records import Fact
+
+__all__ = [
+    "Candidate",
+    "Retrieval",
+    "Where",
+    "editor_candidates",
+    "pool_depth",
+    "ranked_candidates",
+]
+
+_RRF_K = 60  # the usual reciprocal-rank-fusion constant (Cormack et al., 2009)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_SEARCH_DEPTH = 5  # x top_k: enough ranked facts that top_k clear the floor
+_MIN_SENTENCE = 20  # characters: shorter pieces ("..", dates) make no query of their own
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """How the editor retrieves (the ``FACTSTREAM_EDITOR_*`` settings, or an eval variant)."""
+
+    name: str
+    top_k: int
+    min_similarity: float
+    alpha: float
+    first_stage: int = 50
+    names_query: bool = True
+    sentences: int = 0  # up to this many sentence queries (0: none)
+    rank: Literal["cosine", "hybrid", "rrf"] = "cosine"
+    subject_lift: float = 0.3
+    object_lift: float = 0.0
+    short_names: bool = True  # surnames and acronyms count as naming an entity
+    named_pass: bool = True  # named facts pass the floor
+    structured: bool = True  # match the fact's subject/object fields (else its text only)
+
+    @classmethod
+    def from_settings(cls, editor: EditorSettings) -> Retrieval:
+        """The configured retrieval."""
+        return cls(
+            "configured",
+            editor.top_k,
+            editor.min_similarity,
+            editor.alpha,
+            first_stage=editor.retrieval_first_stage,
+            names_query=editor.retrieval_names_query,
+            sentences=editor.retrieval_sentences,
+            rank=editor.retrieval_rank,
+            subject_lift=editor.retrieval_subject_lift,
+            object_lift=editor.retrieval_object_lift,
+            short_names=editor.retrieval_short_names,
+        )
+
+    def but(self, name: str, **changes: object) -> Retrieval:
+        """A variant of this retrieval."""
+        return replace(self, name=name, **changes)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A ranked fact and whether it clears the floor (what the editor may see)."""
+
+    hit: SearchHit
+    passes: bool
+
+
+@dataclass(frozen=True)
+class Where:
+    """Whose facts, as of when: a namespace as of ``as_of``, held during ``valid``."""
+
+    namespace: str
+    as_of: datetime | None
+    valid: ValidInterval | None = None
+
+
+@dataclass
+class _Pooled:
+    hit: SearchHit
+    similarity: float
+    fused: float = 0.0
+
+
+def _sentences(text: str, limit: int) -> list[str]:
+    pieces = [p.strip() for p in _SENTENCE.split(text)]
+    return [p for p in pieces if len(p) >= _MIN_SENTENCE][:limit]
+
+
+def _lift(fact: Fact, text: str, how: Retrieval) -> float:
+    # Without a structured subject, the fact's first name stands for it.
+    named = fact.subject if how.structured and fact.subject else leading_name(fact.text)
+    subject = mentions(text, named, short=how.short_names)
+    lift = how.subject_lift if subject else 0.0
+    if how.object_lift and how.structured and mentions(text, fact.object, short=False):
+        lift += how.object_lift
+    return lift
+
+
+async def ranked_candidates(
+    store: FactStore,
+    embedder: Embedder,
+    where: Where,
+    text: str,
+    how: Retrieval,
+    *,
+    depth: int | None = None,
+    timings: dict[str, float] | None = None,
+    vector: Sequence[float] | None = None,
+) -> list[Candidate]:
+    """The first ``depth`` facts (``top_k`` if None) in the order the editor ranks them.
+
+    Unlike :func:`editor_candidates`, facts below the floor are kept (marked), for the
+    evaluation's recall at depths past what the editor sees.
+    """
+    depth = depth or how.top_k
+    timings = timings if timings is not None else {}
+    started = time.perf_counter()
+    queries = [text, *_sentences(text, how.sentences)] if how.sentences else [text]
+    if vector is None:
+        vectors = await embedder.embed_batch(queries)
+    else:
+        vectors = [list(vector), *(await embedder.embed_batch(queries[1:]) if queries[1:] else [])]
+    embedded = time.perf_counter()
+    timings["embed"] = timings.get("embed", 0.0) + embedded - started
+    size = max(how.first_stage, depth)
+
+    async def search(query: str, vector: Sequence[float], alpha: float, n: int) -> list[SearchHit]:
+        return await store.search(
+            where.namespace,
+            query,
+            vector,
+            as_of=where.as_of,
+            top_k=n,
+            min_similarity=-1.0,
+            alpha=alpha,
+            valid=where.valid,
+        )
+
+    if not how.first_stage:
+        hits = await search(text, vectors[0], how.alpha, depth)
+        timings["retrieve"] = timings.get("retrieve", 0.0) + time.perf_counter() - embedded
+        return [Candidate(h, h.similarity >= how.min_similarity) for h in hits]
+    names = document_names(text)
+    runs = [await search(q, v, how.alpha, size) for q, v in zip(queries, vectors, strict=True)]
+    if how.names_query and names:
+        # BM25 only, but the similarity is still the cosine with the document's vector.
+        runs.append(await search(" ".join(names), vectors[0], 0.0, size))
+    pool: dict[str, _Pooled] = {}
+    hybrid = {hit.fact.fact_id: hit.score for hit in runs[0]}  # the document's own query
+    for run in runs:
+        for rank, hit in enumerate(run, 1):
+            entry = pool.setdefault(hit.fact.fact_id, _Pooled(hit, hit.similarity))
+            entry.similarity = max(entry.similarity, hit.similarity)
+            entry.fused += _RRF_K / (_RRF_K + rank)  # 1.0 for a first place
+    scored = []
+    for entry in pool.values():
+        lift = _lift(entry.hit.fact, text, how)
+        base = {
+            "cosine": entry.similarity,
+            "hybrid": hybrid.get(entry.hit.fact.fact_id, 0.0),
+            "rrf": entry.fused / len(runs),
+        }[how.rank]
+        hit = replace(entry.hit, similarity=entry.similarity, score=base + lift)
+        passes = entry.similarity >= how.min_similarity or (how.named_pass and lift > 0)
+        scored.append(Candidate(hit, passes))
+    scored.sort(key=lambda c: (-c.hit.score, -c.hit.fact.first_seen.timestamp()))
+    timings["retrieve"] = timings.get("retrieve", 0.0) + time.perf_counter() - embedded
+    return scored[:depth]
+
+
+async def editor_candidates(
+    store: FactStore,
+    embedder: Embedder,
+    where: Where,
+    text: str,
+    how: Retrieval,
+    timings: dict[str, float] | None = None,
+    *,
+    vector: Sequence[float] | None = None,
+) -> list[SearchHit]:
+    """The facts the editor shows the LM for a document: at most ``top_k``, all past the floor.
+
+    ``vector``: the document text's embedding when the caller has it (not embedded again).
+    """
+    depth = pool_depth(how)
+    ranked = await ranked_candidates(
+        store, embedder, where, text, how, depth=depth, timings=timings, vector=vector
+    )
+    return [c.hit for c in ranked if c.passes][: how.top_k]
+
+
+def pool_depth(how: Retrieval) -> int:
+    """How many ranked facts to look through for ``top_k`` past the floor."""
+    return max(how.first_stage, _SEARCH_DEPTH * how.top_k)

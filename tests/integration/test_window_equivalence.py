@@ -1,0 +1,129 @@
+"""A window of documents in flight commits what one at a time commits (issue 18, item 2).
+
+The stream is built to conflict: documents about the same subjects back to back, so a
+document decided beside the ones before it sees other candidates than it would one at a time
+and must be decided again at its commit. The changelog (every field but the processing time
+``created_at`` and the deployment's topic prefix) and the knowledge base (every fact, true or
+false, with its history) must equal those of W = 1, and re-decisions must have happened.
+
+With FACTSTREAM_WINDOW_CLARK=1 the same comparison runs on the first 300 CLARK-News
+documents in one namespace (the stub LM's CLARK rules, bench/corpus.py); its figures go to
+FACTSTREAM_WINDOW_RESULTS (a folder) when that is set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from fixtures.decisions import Decisions
+from fixtures.reference import (
+    Scenario,
+    Snapshot,
+    assert_batches_in_input_order,
+    assert_same,
+    conflict_scenario,
+    reference_snapshot,
+    snapshot,
+)
+from fixtures.stack import Stack, StackFactory
+
+pytestmark = pytest.mark.integration
+
+WINDOW = "8"
+_AGAIN = re.compile(r"decide '[^']+' again: candidates (\w+)")
+
+
+def redecisions(stack: Stack) -> Counter[str]:
+    """Re-decisions the workers logged, by reason."""
+    logs = "".join(stack.worker_log(i) for i in range(len(stack.workers)))
+    return Counter(_AGAIN.findall(logs))
+
+
+async def windowed_run(
+    stack_factory: StackFactory, scenario: Scenario, *, timeout_s: float, **env: str
+) -> tuple[Stack, Snapshot]:
+    """``scenario`` through one worker with a window of 8, everything published at once."""
+    stack = await stack_factory(scenario.decisions, FACTSTREAM_EDITOR_WINDOW=WINDOW, **env)
+    worker = stack.start_worker()
+    await stack.publish(scenario.documents)
+    await stack.wait_outcomes(len(scenario.documents), timeout_s=timeout_s)
+    stack.kill_worker(worker, signal.SIGTERM)
+    stack.assert_no_retries()
+    stack.assert_committed_in_order()
+    return stack, await snapshot(stack, scenario)
+
+
+async def test_a_window_of_8_on_a_conflicting_stream_equals_one_at_a_time(
+    stack_factory: StackFactory,
+) -> None:
+    scenario = conflict_scenario(30)
+    scenario.decisions.delay = {"[doc-": 0.05}  # every LM call waits: the window fills
+    reference = await reference_snapshot(stack_factory, scenario)
+    stack, actual = await windowed_run(stack_factory, scenario, timeout_s=600)
+
+    assert_same(actual, reference)
+    assert actual.changelog_records == len(actual.edits)  # each batch published once
+    assert_batches_in_input_order(await stack.changelog())
+    ops = actual.ops()
+    assert {"add", "invalidate", "rewrite", "close", "reinforce"} <= ops.keys(), ops
+    again = redecisions(stack)
+    print(
+        f"\nconflict-30 W=1 vs W={WINDOW}: equal; {len(actual.edits)} edits {ops}; "
+        f"re-decisions {dict(again)}"
+    )
+    assert sum(again.values()) > 0, "no document was decided again: the stream did not conflict"
+    assert stack.lm_stats()["max_in_flight"] > 2  # several documents' calls at once
+
+
+@pytest.mark.skipif(
+    os.environ.get("FACTSTREAM_WINDOW_CLARK") != "1",
+    reason="300 CLARK-News documents twice; FACTSTREAM_WINDOW_CLARK=1 runs it",
+)
+async def test_the_first_300_clark_news_documents_in_one_namespace(
+    stack_factory: StackFactory,
+) -> None:
+    from bench.corpus import load, stream_documents, stub_rules
+
+    clark = load()
+    docs = stream_documents(clark, 300, ["clark"])
+    scenario = Scenario(
+        "clark-300",
+        [d.model_dump(mode="json") for d in docs],
+        Decisions.from_json(stub_rules(clark)),
+    )
+    began = time.monotonic()
+    reference = await reference_snapshot(stack_factory, scenario, timeout_s=3600)
+    serial_s = time.monotonic() - began
+    began = time.monotonic()
+    stack, actual = await windowed_run(stack_factory, scenario, timeout_s=3600)
+    window_s = time.monotonic() - began
+
+    assert_same(actual, reference)
+    again = redecisions(stack)
+    figures = {
+        "documents": len(docs),
+        "window": int(WINDOW),
+        "edits": len(actual.edits),
+        "ops": actual.ops(),
+        "facts": actual.fact_count,
+        "redecisions": dict(sorted(again.items())),
+        "equal": True,
+        "seconds_w1": round(serial_s, 1),
+        "seconds_w8": round(window_s, 1),
+        "lm": stack.lm_stats()["by_task"],
+    }
+    print(f"\nclark-300 W=1 vs W={WINDOW}: {json.dumps(figures)}")
+    folder = os.environ.get("FACTSTREAM_WINDOW_RESULTS")
+    if folder:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        path = Path(folder) / f"window-clark-300-{stamp}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(figures, indent=2) + "\n")

@@ -1,0 +1,225 @@
+"""The window: documents of a partition decided at once, committed in order, as W = 1 would."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from fixtures.decisions import Decisions
+from fixtures.slow_lm import SlowLM
+
+from factstream.agents.editor import Editor, InputRecord, Outcome
+from factstream.agents.window import Window
+from factstream.clients import Clients
+from factstream.config import EditorSettings, Settings
+from factstream.embed.fake import HashingEmbedder
+from factstream.metrics import Metrics
+from factstream.store.memory import InMemoryFactStore
+from factstream.streams.recovery import RecoveredBatches
+from factstream.tasks.runner import TaskRunner
+from factstream.topics.records import Document, Fact, FactEdit, InputRef
+
+NS = "desk"
+T0 = datetime(2024, 3, 1, tzinfo=UTC)
+
+
+@dataclass
+class Publisher:
+    """The publisher's side the editor uses, in memory."""
+
+    batches: list[list[FactEdit]] = field(default_factory=list)
+    dead: list[tuple[int, str]] = field(default_factory=list)  # (offset, error type)
+    reviewed: list[str] = field(default_factory=list)
+
+    async def publish_batch(self, edits: Sequence[FactEdit]) -> None:
+        self.batches.append(list(edits))
+
+    async def publish_facts(self, facts: Sequence[Fact]) -> None:
+        return None
+
+    async def review(self, document: Document) -> None:
+        self.reviewed.append(document.id)
+
+    async def dead_letter(self, *, offset: int, error_type: str, **_: Any) -> None:
+        self.dead.append((offset, error_type))
+
+    def comparable(self) -> list[list[dict[str, Any]]]:
+        """The batches without their processing time."""
+        return [
+            [e.model_dump(mode="json", exclude={"created_at"}) for e in b] for b in self.batches
+        ]
+
+
+def document(i: int, text: str | None = None, doc_id: str | None = None) -> bytes:
+    return Document(
+        id=doc_id or f"d{i}",
+        namespace=NS,
+        kind="article",
+        timestamp=T0 + timedelta(days=i),
+        text=text or f"[d{i}] The mayor is now person {i}; line {i} opened.",  # type: ignore[arg-type]
+    ).to_bytes()
+
+
+def conflicting(count: int) -> tuple[list[bytes], Decisions]:
+    """Documents about one subject back to back: each ends the mayor the one before named."""
+    extract: dict[str, list[Any]] = {
+        f"[d{i}]": [f"The mayor is person {i}.", f"Line {i} is open."] for i in range(count)
+    }
+    decisions = Decisions(extract=extract, outdated={"mayor is": None}, reinforce={"Line"})
+    return [document(i) for i in range(count)], decisions
+
+
+class Run:
+    """One partition's worker in process: in-memory store, slow scripted LM, a window."""
+
+    def __init__(
+        self, decisions: Decisions, window: int, *, on_changelog: Sequence[FactEdit] = (), **lm: Any
+    ) -> None:
+        self.store, self.publisher = InMemoryFactStore(), Publisher()
+        self.lm = SlowLM(decisions, 0.01, **lm)
+        self.metrics = Metrics.create()
+        clients = Clients(self.metrics, self.store, HashingEmbedder(), self.lm, TaskRunner(self.lm))
+        editor = EditorSettings(min_similarity=-1.0, window=window)
+        self.editor = Editor(clients, self.publisher, editor, Settings().worker)  # type: ignore[arg-type]
+        self.reads: list[int] = []
+
+        async def read(since_ms: int) -> AsyncIterator[FactEdit]:
+            self.reads.append(since_ms)
+            for edit in on_changelog:
+                yield edit
+
+        self.recovered = RecoveredBatches(Settings().kafka, read)
+        self.window: Window[int] = Window(self.editor, self.recovered, window, partition=0)
+        self.outcomes: list[tuple[int, Outcome]] = []
+        self.values: list[bytes | None] = []
+
+    def record(self, offset: int) -> InputRecord:
+        source = InputRef(topic="factstream.documents", partition=0, offset=offset)
+        return InputRecord(key=NS.encode(), value=self.values[offset], source=source, appended_ms=0)
+
+    async def committed(self, offset: int, record: InputRecord, outcome: Outcome) -> None:
+        assert record.source.offset == offset
+        self.outcomes.append((offset, outcome))
+
+    async def feed(self, values: list[bytes | None]) -> None:
+        self.values = values
+
+        async def events() -> AsyncIterator[int]:
+            for offset in range(len(values)):
+                yield offset
+
+        await asyncio.wait_for(self.window.run(events(), self.record, self.committed), 60)
+
+    def sample(self, name: str, **labels: str) -> float:
+        return self.metrics.registry.get_sample_value(name, labels) or 0.0
+
+
+async def test_a_window_of_eight_commits_in_order_what_one_at_a_time_commits() -> None:
+    values, decisions = conflicting(16)
+    serial, windowed = Run(decisions, 1), Run(decisions, 8)
+    await serial.feed(list(values))
+    await windowed.feed(list(values))
+
+    assert windowed.outcomes == serial.outcomes == [(i, Outcome.APPLIED) for i in range(16)]
+    assert windowed.publisher.comparable() == serial.publisher.comparable()
+    assert await windowed.store.list_facts(NS, include_false=True, limit=1000) == (
+        await serial.store.list_facts(NS, include_false=True, limit=1000)
+    )
+    assert serial.lm.most <= 2  # one document at a time: its classification and extraction
+    assert windowed.lm.most > 2  # several documents' calls at once
+    # Each document decided before the one before it committed missed its mayor.
+    assert windowed.sample("factstream_redecisions_total", reason="added") > 0
+    assert serial.sample("factstream_redecisions_total", reason="added") == 0
+    assert windowed.sample("factstream_redecision_tokens_total", task="classify") > 0
+    assert windowed.sample("factstream_redecision_tokens_total", task="extract") == 0
+    # A re-decision keeps its extraction: one extraction per document, as one at a time.
+    assert windowed.lm.tasks().count("extract_facts") == 16
+    assert serial.lm.tasks().count("extract_facts") == 16
+    assert windowed.sample("factstream_documents_in_flight", partition="0") == 0
+
+
+async def test_bad_input_and_invalid_lm_output_are_dead_lettered_in_order() -> None:
+    values, decisions = conflicting(10)
+    mixed: list[bytes | None] = list(values)
+    mixed[2] = b"{not json"
+    mixed[5] = None
+    serial, windowed = Run(decisions, 1, garbage=("[d7]",)), Run(decisions, 8, garbage=("[d7]",))
+    await serial.feed(list(mixed))
+    await windowed.feed(list(mixed))
+    assert [o for _, o in windowed.outcomes] == [o for _, o in serial.outcomes]
+    assert [offset for offset, _ in windowed.outcomes] == list(range(10))
+    dead = [(2, "BadInput"), (5, "BadInput"), (7, "LMOutputInvalid")]
+    assert windowed.publisher.dead == serial.publisher.dead == dead
+    assert windowed.publisher.comparable() == serial.publisher.comparable()
+
+
+async def test_a_second_copy_of_a_document_in_flight_waits_and_never_reaches_the_lm() -> None:
+    values, decisions = conflicting(4)
+    run = Run(decisions, 8)
+    await run.feed([values[0], values[1], values[1], values[2], values[1]])
+    assert [o for _, o in run.outcomes] == [
+        Outcome.APPLIED,
+        Outcome.APPLIED,
+        Outcome.DUPLICATE,
+        Outcome.APPLIED,
+        Outcome.DUPLICATE,
+    ]
+    alone = Run(decisions, 8)
+    await alone.feed([values[0], values[1], values[2]])
+    assert run.lm.calls("[d1]") == alone.lm.calls("[d1]") > 0  # the copies never reached it
+
+
+async def test_an_error_of_a_commit_ends_the_run_and_nothing_after_it_commits() -> None:
+    values, decisions = conflicting(6)
+    run = Run(decisions, 4)
+
+    async def fails(offset: int, record: InputRecord, outcome: Outcome) -> None:
+        run.outcomes.append((offset, outcome))
+        if offset == 2:
+            raise RuntimeError("the consumer is gone")
+
+    run.committed = fails  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError, match="consumer is gone"):
+        await run.feed(list(values))
+    assert [offset for offset, _ in run.outcomes] == [0, 1, 2]
+
+
+async def test_batches_on_the_changelog_are_applied_without_the_lm_anywhere_in_the_window() -> None:
+    values, decisions = conflicting(6)
+    serial = Run(decisions, 1)
+    await serial.feed(list(values))
+    # A worker published the batches of d0..d3 and died before applying or committing any.
+    published = [edit for batch in serial.publisher.batches[:4] for edit in batch]
+    restarted = Run(decisions, 8, on_changelog=published)
+    await restarted.feed(list(values))
+    assert [o for _, o in restarted.outcomes] == [Outcome.RECOVERED] * 4 + [Outcome.APPLIED] * 2
+    assert restarted.reads == [0]  # the changelog read once, from the oldest document
+    assert all(restarted.lm.calls(f"[d{i}]") == 0 for i in range(4))
+    assert restarted.publisher.comparable() == serial.publisher.comparable()[4:]
+    assert await restarted.store.list_facts(NS, include_false=True, limit=1000) == (
+        await serial.store.list_facts(NS, include_false=True, limit=1000)
+    )
+
+
+async def test_an_outage_while_reading_the_changelog_is_waited_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    values, decisions = conflicting(3)
+    run = Run(decisions, 4)
+    failures = [ConnectionError("kafka is away")] * 2
+    load = run.recovered.load
+
+    async def flaky(appended_ms: int) -> Any:
+        if failures:
+            raise failures.pop()
+        return await load(appended_ms)
+
+    monkeypatch.setattr(run.recovered, "load", flaky)
+    monkeypatch.setattr("factstream.agents.window.backoff_delay", lambda *a, **k: 0.01)
+    await run.feed(list(values))
+    assert [o for _, o in run.outcomes] == [Outcome.APPLIED] * 3
+    assert failures == [] and run.reads == [0]
