@@ -63,8 +63,15 @@ def test_benchmark_tables_are_the_named_results_files() -> None:
 def test_evaluation_tables_are_the_named_results_files() -> None:
     blocks = _blocks("eval-table")
     kinds = {named.split(":", 1)[0] for _, named, _ in blocks}
-    kinds_named = {"floor", "update-retrieval", "update-retrieval-default", "clark"}
-    assert kinds == kinds_named | {"temporal", "temporal-lm"}
+    assert kinds == {
+        "floor",
+        "update-retrieval",
+        "update-retrieval-default",
+        "clark",
+        "convo",
+        "temporal",
+        "temporal-lm",
+    }
     for page, named, quoted in blocks:
         kind, files = named.split(":", 1)
         paths = [ROOT / name for name in files.split()]
