@@ -341,16 +341,21 @@ class WeaviateFactStore:
             return
         collection = self._facts.with_tenant(namespace)
         with self._translated("check valid time"):
-            try:
-                every = await collection.aggregate.over_all(total_count=True)
-                having = await collection.aggregate.over_all(
-                    filters=Filter.by_property("valid_start").greater_or_equal(DATE_MIN),
-                    total_count=True,
-                )
-            except wx.WeaviateQueryError:
-                if await self._facts.tenants.exists(namespace):
-                    raise
-                return  # no tenant yet: nothing to backfill, and nothing to find
+            for attempt in (1, 2):
+                try:
+                    every = await collection.aggregate.over_all(total_count=True)
+                    having = await collection.aggregate.over_all(
+                        filters=Filter.by_property("valid_start").greater_or_equal(DATE_MIN),
+                        total_count=True,
+                    )
+                    break
+                except wx.WeaviateQueryError:
+                    if not await self._facts.tenants.exists(namespace):
+                        return  # no tenant yet: nothing to backfill, and nothing to find
+                    if attempt == 2:
+                        raise
+                    # The tenant appeared meanwhile (an earlier document of the namespace,
+                    # committed while this one was decided): ask it again.
         if (every.total_count or 0) != (having.total_count or 0):
             await self._backfill_valid_time(namespace)
         self._valid_ready.add(namespace)
