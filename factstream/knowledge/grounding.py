@@ -85,6 +85,12 @@ PLACEHOLDERS: tuple[str, ...] = (
     r"\bplaceholder\b",
     # What the prompts call the document, written where the fact's subject belongs.
     r"\b(?:the|this) (?:document|article|text above)\b",
+    # The model talking about facts instead of stating one ("The fact that ... This is not
+    # true, but the facts are: ...", seen from the default model in the demo's rewrites).
+    r"^\s*the fact that\b",
+    r"\bthe facts? (?:is|are)\s*:",
+    r"\b(?:this|that|it) is (?:not )?(?:true|false|correct|incorrect)\b",
+    r"\bno longer (?:true|correct|the case)\b",
     r"\blorem ipsum\b",
     r"\bn/a\b",
     r"\btbd\b",

@@ -131,3 +131,23 @@ def test_the_default_prompts_quote_no_sentence_a_model_could_echo(prompt_id: str
     assert quoted, "the prompts name their JSON fields in quotes"
     # Field names, short phrases, time-word patterns ("from ... to ..."): no sentence.
     assert [q for q in quoted if len(re.findall(r"[^\W\d_]+", q)) > 3] == []
+
+
+@pytest.mark.parametrize(
+    "fact",
+    [
+        # The default model's rewrite in the demo of 25 November 2026, shortened.
+        "The fact that Emmert is the president of the NCAA. This is not true, but the facts "
+        "are: Emmert leads the NCAA",
+        "The facts are: Emmert is the president of the NCAA.",
+        "Emmert is the president of the NCAA. That is no longer the case.",
+        "It is true that Emmert is the president of the NCAA.",
+    ],
+)
+def test_talk_about_facts_is_a_placeholder(fact: str) -> None:
+    assert reason(fact) == "placeholder"
+
+
+def test_a_document_that_says_it_is_not_true_may_be_quoted() -> None:
+    document = "Emmert said the report is false: this is not true, he told the NCAA."
+    assert reason("Emmert said this is not true.", document) is None
