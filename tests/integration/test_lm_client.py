@@ -39,6 +39,7 @@ from factstream.prompts.classify_fact import ClassifyFactContext
 from factstream.prompts.classify_facts import ClassifyFactsContext
 from factstream.prompts.extract_facts import ExtractFactsContext
 from factstream.prompts.models import DocumentView, JsonSchema, Message
+from factstream.prompts.plan_time import PlanTimeContext
 from factstream.prompts.registry import PROMPTS
 from factstream.prompts.rewrite_fact import RewriteFactContext
 from factstream.prompts.structured import OBJECT_TYPES, mentions
@@ -233,6 +234,7 @@ def test_every_json_schema_compiles_to_a_llamacpp_grammar(lm_settings: Settings)
         "extract_facts": ExtractFactsContext(document=DOC),
         "answer_choice": AnswerChoiceContext(question="Q?", choices=("a", 'b "quoted"')),
         "answer_free": AnswerFreeContext(question="Q?"),
+        "plan_time": PlanTimeContext(question="Who spoke when Smith was mayor?"),
     }
     schemas = {}
     for prompt_id, prompt in PROMPTS.items():
