@@ -330,7 +330,7 @@ def cache_banner(cache_dir: Path) -> str:
     """The line before provisioning: where the cache is and what a first run costs."""
     return (
         f"cache: {cache_dir}  (a first run downloads and builds Kafka, Weaviate and llama.cpp: "
-        "10-15 minutes; later runs reuse the cache)"
+        "about 25 minutes on 2 cores, see the README; later runs reuse the cache)"
     )
 
 
