@@ -151,7 +151,12 @@ def check_invariants(run: Run, attacks: list[Attack]) -> None:
         edits = run.edits.get(a.id, [])
         seeded = run.seed_ids[a.id]
         assert outcome in {"applied", "empty", "review", "dead_letter"}, (a.id, outcome)
-        assert len(candidates) == TOP_K and candidates <= set(seeded), (a.id, candidates)
+        if outcome == "dead_letter" and not candidates:
+            # Its extraction broke the contract before its retrieval logged the candidates
+            # (the two run at once): it must change nothing, checked below.
+            assert edits == [], (a.id, edits)
+        else:
+            assert len(candidates) == TOP_K and candidates <= set(seeded), (a.id, candidates)
         # Edits only on candidates, new facts only as new ids, at most MAX_EDITS made false.
         for e in edits:
             touched = e.replaces if e.op is EditOp.REWRITE else e.fact_id
