@@ -24,7 +24,7 @@ from factstream.topics.records import Turn, render_turns
 from factstream.world.generate import Conversation, World
 from factstream.world.talk import Statement, first_name
 
-__all__ = ["RenderCounts", "acceptable", "render_world"]
+__all__ = ["RenderCounts", "acceptable", "kept_names", "render_world", "world_names"]
 
 log = logging.getLogger(__name__)
 
@@ -57,13 +57,14 @@ def _fact(statement: Statement) -> str:
     return f"{statement.subject} | {statement.relation} | {statement.object}"
 
 
-def _keep(template: str, statements: list[Statement]) -> tuple[str, ...]:
+def kept_names(template: str, statements: list[Statement]) -> tuple[str, ...]:
     """The facts' names the template wrote (a first-person subject is "I", not a name)."""
     values = dict.fromkeys(v for st in statements for v in (st.subject, st.object))
     return tuple(v for v in values if not missing(template, (v,)))
 
 
-def _names(world: World) -> tuple[str, ...]:
+def world_names(world: World) -> tuple[str, ...]:
+    """Every name of the world: people (full and first names), organisations, cities."""
     cast = world.cast
     people = [*cast.people, *(first_name(p) for p in cast.people)]
     return tuple(dict.fromkeys([*people, *cast.orgs, *cast.cities]))
@@ -116,7 +117,7 @@ async def _conversation(
     for index in sorted(by_turn):
         turn = turns[index]
         listener = next(t for t in talkers if t != turn.speaker)
-        keep = _keep(turn.text, by_turn[index])
+        keep = kept_names(turn.text, by_turn[index])
         facts = tuple(_fact(st) for st in by_turn[index])
         ctx = RenderTurnContext(
             speaker=turn.speaker, listener=listener, turn=turn.text, facts=facts, keep=keep
@@ -146,7 +147,7 @@ async def render_world(
 
     One turn at a time, in order (a local server answers one request at a time anyway).
     """
-    names = _names(world)
+    names = world_names(world)
     counts = {"rendered": 0, "refused": 0, "failed": 0}
     conversations = [
         await _conversation(c, names, runner, prompt, counts) for c in world.conversations

@@ -9,11 +9,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from factstream.cli import app
 from factstream.errors import LMUnavailable
 from factstream.lm.base import CompletionRequest
 from factstream.lm.fake import ScriptedLM
 from factstream.tasks.runner import TaskRunner
+from factstream.world import commands
 from factstream.world.generate import World, WorldConfig, generate_world, write_world
 from factstream.world.lm_render import RenderCounts, acceptable, render_world
 
@@ -122,3 +125,24 @@ def test_the_check(text: str, ok: bool) -> None:
     )
     template = "I moved to Lisbon for Zeta Corp."
     assert acceptable(text, template, ("Lisbon",), names, ("Ana Lima", "Ben Ode")) is ok
+
+
+def test_the_command_renders_with_the_lm_only_when_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[World] = []
+
+    async def fake(world: World) -> tuple[World, RenderCounts]:
+        calls.append(world)
+        return world, RenderCounts(rendered=3, refused=2, failed=1)
+
+    monkeypatch.setattr(commands, "_render_with_lm", fake)
+    args = ["world", "generate", "--seed", "3", "--people", "3", "--steps", "1"]
+    plain = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "a")])
+    assert plain.exit_code == 0 and calls == []
+    result = CliRunner().invoke(app, [*args, "--render", "lm", "--out", str(tmp_path / "b")])
+    assert result.exit_code == 0, result.output
+    assert len(calls) == 1
+    assert "3 rendered by the LM, 3 kept as templates (2 refused by the check, 1 LM failures)" in (
+        " ".join(result.output.split())
+    )
