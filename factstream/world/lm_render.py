@@ -3,9 +3,10 @@
 Opt-in (``factstream world generate --render lm``). Each turn of a conversation that states
 facts goes to the ``render_turn`` prompt with its speaker, listener, the facts and the names
 its template wrote (the facts' people, places, organisations, titles). The answer is used
-only when it still contains every one of those names and names no other person,
-organisation or city of the world (the two who talk may be named); otherwise, or when the
-LM fails, the template's text stays, counted. The turns that state nothing (greetings,
+only when it still contains every one of those names, names no other person, organisation
+or city of the world (the listener may be addressed by first name), and echoes neither the
+prompt's own words nor its fact lines; otherwise, or when the LM fails, the template's text
+stays, counted. The turns that state nothing (greetings,
 reactions, farewells) stay templates. The triples and questions do not change: the
 checked turn names everything its template named, so each triple's chunk still states it.
 """
@@ -13,8 +14,10 @@ checked turn names everything its template named, so each triple's chunk still s
 from __future__ import annotations
 
 import logging
+import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
+from functools import cache
 
 from factstream.errors import LMError, LMOutputInvalid
 from factstream.prompts.models import Prompt
@@ -24,7 +27,14 @@ from factstream.topics.records import Turn, render_turns
 from factstream.world.generate import Conversation, World
 from factstream.world.talk import Statement, first_name
 
-__all__ = ["RenderCounts", "acceptable", "kept_names", "render_world", "world_names"]
+__all__ = [
+    "RenderCounts",
+    "acceptable",
+    "kept_names",
+    "prompt_grams",
+    "render_world",
+    "world_names",
+]
 
 log = logging.getLogger(__name__)
 
@@ -70,20 +80,51 @@ def world_names(world: World) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*people, *cast.orgs, *cast.cities]))
 
 
+_ECHO_WORDS = 4  # a run this long of the prompt's own words is an echo of it
+_PROBE = "zqx"
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W_]+", text.lower())
+
+
+def _grams(text: str) -> set[tuple[str, ...]]:
+    words = _words(text)
+    return {tuple(words[i : i + _ECHO_WORDS]) for i in range(len(words) - _ECHO_WORDS + 1)}
+
+
+@cache
+def prompt_grams(prompt: Prompt[RenderTurnContext, RenderedTurn]) -> frozenset[tuple[str, ...]]:
+    """The runs of the prompt's own words (its data probed with a word no turn has)."""
+    ctx = RenderTurnContext(
+        speaker=_PROBE, listener=_PROBE, turn=_PROBE, facts=(_PROBE,), keep=(_PROBE,)
+    )
+    grams = set().union(*(_grams(m.content) for m in prompt.messages(ctx)))
+    return frozenset(g for g in grams if _PROBE not in g)
+
+
 def acceptable(
     text: str,
     template: str,
     keep: tuple[str, ...],
     names: tuple[str, ...],
-    talkers: tuple[str, ...],
-) -> bool:
-    """Whether ``text`` may replace ``template``: every name of ``keep`` still in it, and no
-    name of ``names`` the template did not write, except the two who talk (``talkers``)."""
+    listener: str,
+    echo: frozenset[tuple[str, ...]] = frozenset(),
+) -> str | None:
+    """Why ``text`` may not replace ``template``, or None when it may.
+
+    It must write every name of ``keep``; no name of ``names`` the template did not write,
+    except the listener's first name (addressed); no run of the prompt's own words
+    (``echo``) the template lacks; and no fact line (``subject | relation | object``).
+    """
     if missing(text, keep):
-        return False
-    allowed = set(talkers) | {first_name(t) for t in talkers}
-    added = [n for n in names if n not in allowed and not missing(text, (n,))]
-    return all(not missing(template, (n,)) for n in added)
+        return "lost_name"
+    added = [n for n in names if n != first_name(listener) and not missing(text, (n,))]
+    if any(missing(template, (n,)) for n in added):
+        return "added_name"
+    if "|" in text or (_grams(text) - _grams(template)) & echo:
+        return "echo"
+    return None
 
 
 async def _render(
@@ -114,6 +155,7 @@ async def _conversation(
         by_turn[index].append(statement)
     turns = [turn for chunk in conversation.chunks for turn in chunk.turns or ()]
     talkers = (conversation.teller, conversation.listener)
+    echo = prompt_grams(prompt)
     for index in sorted(by_turn):
         turn = turns[index]
         listener = next(t for t in talkers if t != turn.speaker)
@@ -125,7 +167,7 @@ async def _conversation(
         answer = await _render(runner, prompt, ctx)
         if isinstance(answer, str):
             counts[answer] += 1
-        elif acceptable(answer.text.strip(), turn.text, keep, names, talkers):
+        elif acceptable(answer.text.strip(), turn.text, keep, names, listener, echo) is None:
             counts["rendered"] += 1
             turns[index] = Turn(speaker=turn.speaker, text=answer.text.strip())
         else:

@@ -15,10 +15,11 @@ from factstream.cli import app
 from factstream.errors import LMUnavailable
 from factstream.lm.base import CompletionRequest
 from factstream.lm.fake import ScriptedLM
+from factstream.prompts.render_turn import V1
 from factstream.tasks.runner import TaskRunner
 from factstream.world import commands
 from factstream.world.generate import World, WorldConfig, generate_world, write_world
-from factstream.world.lm_render import RenderCounts, acceptable, render_world
+from factstream.world.lm_render import RenderCounts, acceptable, prompt_grams, render_world
 
 CONFIG = WorldConfig(seed=11, people=6, steps=2)
 
@@ -101,17 +102,21 @@ def test_an_lm_failure_keeps_the_template_and_is_counted(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(
-    ("text", "ok"),
+    ("text", "why"),
     [
-        ("Ana here: I moved to Lisbon.", True),  # a talker may be named
-        ("I moved to lisbon, Ben!", True),
-        ("I moved.", False),  # lost the city
-        ("I moved to Lisbon with Cara.", False),  # added a person
-        ("I moved to Lisbon, near Acme.", False),  # added an organisation
-        ("I moved to Lisbon for Zeta Corp.", True),  # the template named it
+        ("I moved to lisbon, Ben!", None),  # the listener may be addressed
+        ("I moved.", "lost_name"),
+        ("I moved to Lisbon with Cara.", "added_name"),  # another person
+        ("I moved to Lisbon, near Acme.", "added_name"),  # another organisation
+        ("Ana here: I moved to Lisbon.", "added_name"),  # the speaker named: not the template
+        ("I'm Ben Ode and I moved to Lisbon.", "added_name"),  # the listener's full name
+        ("I moved to Lisbon for Zeta Corp.", None),  # the template named it
+        ("Ana Lima | residence | Lisbon", "added_name"),
+        ("Lisbon | residence", "echo"),
+        ("The speaker says the turn: Lisbon.", "echo"),
     ],
 )
-def test_the_check(text: str, ok: bool) -> None:
+def test_the_check(text: str, why: str | None) -> None:
     names = (
         "Ana Lima",
         "Ana",
@@ -124,7 +129,9 @@ def test_the_check(text: str, ok: bool) -> None:
         "Lisbon",
     )
     template = "I moved to Lisbon for Zeta Corp."
-    assert acceptable(text, template, ("Lisbon",), names, ("Ana Lima", "Ben Ode")) is ok
+    echo = prompt_grams(V1)
+    assert ("the", "speaker", "says", "the") in echo
+    assert acceptable(text, template, ("Lisbon",), names, "Ben Ode", echo) == why
 
 
 def test_the_command_renders_with_the_lm_only_when_asked(
