@@ -41,6 +41,7 @@ from factstream.prompts import (
     classify_facts,
     extract_facts,
     plan_time,
+    render_turn,
     rewrite_fact,
 )
 from factstream.prompts.models import DocumentView, Prompt
@@ -287,6 +288,11 @@ _PROBES: Mapping[str, Callable[[], list[Any]]] = {
         )
     ],
     "plan_time": lambda: [plan_time.PlanTimeContext(question="zqxquestion")],
+    "render_turn": lambda: [
+        render_turn.RenderTurnContext(
+            speaker="zqxspeaker", listener="zqxlistener", turn=_PROBE, facts=("zqxfact",)
+        )
+    ],
 }
 
 

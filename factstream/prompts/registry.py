@@ -14,6 +14,7 @@ from factstream.prompts import (
     classify_facts,
     extract_facts,
     plan_time,
+    render_turn,
     rewrite_fact,
 )
 from factstream.prompts.models import Prompt
@@ -49,6 +50,7 @@ PROMPTS: Mapping[str, Prompt[Any, Any]] = _collect(
         answer.versions,
         answer.free_versions,
         plan_time.versions,
+        render_turn.versions,
     ]
 )
 

@@ -78,6 +78,7 @@ class Conversation:
     statements: tuple[Statement, ...]
     chunks: tuple[Document, ...]
     stated_in: dict[Statement, str] = field(default_factory=dict)  # statement -> chunk id
+    turn_of: dict[Statement, int] = field(default_factory=dict)  # statement -> turn index
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,9 @@ def _conversation(
             )
         )
     stated = {st: chunks[turn // size].id for st, turn in talk.stated_in.items()}
-    return Conversation(cid, event, teller, listener, tuple(statements), tuple(chunks), stated)
+    return Conversation(
+        cid, event, teller, listener, tuple(statements), tuple(chunks), stated, talk.stated_in
+    )
 
 
 def _introductions(

@@ -14,6 +14,7 @@ from factstream.prompts import (
     classify_facts,
     extract_facts,
     plan_time,
+    render_turn,
     rewrite_fact,
 )
 from factstream.prompts.models import DocumentView, as_data, defuse_control_tokens
@@ -55,6 +56,9 @@ def _contexts(text: str) -> dict[str, Any]:
         "answer_choice": answer.AnswerChoiceContext(question=text, choices=facts, facts=shown),
         "answer_free": answer.AnswerFreeContext(question=text, facts=shown),
         "plan_time": plan_time.PlanTimeContext(question=text),
+        "render_turn": render_turn.RenderTurnContext(
+            speaker=text, listener=text, turn=text, facts=facts, keep=facts
+        ),
     }
 
 

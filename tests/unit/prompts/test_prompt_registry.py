@@ -13,6 +13,7 @@ from factstream.prompts import (
     classify_facts,
     extract_facts,
     plan_time,
+    render_turn,
     rewrite_fact,
 )
 from factstream.prompts.models import Choice, ConstraintBroken, DocumentView, JsonSchema, as_data
@@ -38,6 +39,9 @@ CONTEXTS: dict[str, Any] = {
     ),
     "answer_free": answer.AnswerFreeContext(question="Who speaks?"),
     "plan_time": plan_time.PlanTimeContext(question="Who spoke when Smith was mayor?"),
+    "render_turn": render_turn.RenderTurnContext(
+        speaker="Ana Lima", listener="Ben Okafor", turn=INJECTION, keep=("Lisbon",)
+    ),
 }
 
 
@@ -55,6 +59,7 @@ def test_registry_lists_every_task_version() -> None:
         "extract_facts.v2",
         "extract_facts.v3",
         "plan_time.v1",
+        "render_turn.v1",
         "rewrite_fact.v1",
         "rewrite_fact.v2",
     ]
@@ -165,3 +170,14 @@ def test_extract_and_rewrite_checks() -> None:
     with pytest.raises(ConstraintBroken):
         rewrite_fact.check_rewrite(CONTEXTS["rewrite_fact"], rewrite_fact.Rewrite(rewrite="  "))
     rewrite_fact.check_rewrite(CONTEXTS["rewrite_fact"], rewrite_fact.Rewrite(rewrite=None))
+
+
+def test_render_turn_check_wants_every_name_kept() -> None:
+    ctx = render_turn.RenderTurnContext(
+        speaker="Ana Lima", listener="Ben Okafor", turn="I moved to Lisbon.", keep=("Lisbon",)
+    )
+    render_turn.V1.check(ctx, render_turn.RenderedTurn(text="Guess what, I live in lisbon now!"))
+    with pytest.raises(ConstraintBroken, match="must name Lisbon"):
+        render_turn.V1.check(ctx, render_turn.RenderedTurn(text="I moved to Lisbonia."))
+    with pytest.raises(ConstraintBroken, match="blank"):
+        render_turn.V1.check(ctx, render_turn.RenderedTurn(text="  "))
