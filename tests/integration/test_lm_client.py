@@ -41,6 +41,7 @@ from factstream.prompts.extract_facts import ExtractFactsContext
 from factstream.prompts.models import DocumentView, JsonSchema, Message
 from factstream.prompts.plan_time import PlanTimeContext
 from factstream.prompts.registry import PROMPTS
+from factstream.prompts.render_turn import RenderTurnContext
 from factstream.prompts.rewrite_fact import RewriteFactContext
 from factstream.prompts.structured import OBJECT_TYPES, mentions
 from factstream.services.llama import LlamaServer
@@ -235,6 +236,13 @@ def test_every_json_schema_compiles_to_a_llamacpp_grammar(lm_settings: Settings)
         "answer_choice": AnswerChoiceContext(question="Q?", choices=("a", 'b "quoted"')),
         "answer_free": AnswerFreeContext(question="Q?"),
         "plan_time": PlanTimeContext(question="Who spoke when Smith was mayor?"),
+        "render_turn": RenderTurnContext(
+            speaker="Ana Silva",
+            listener="Ben Okafor",
+            turn="I moved to Lisbon.",
+            facts=("Ana Silva | residence | Lisbon",),
+            keep=("Lisbon",),
+        ),
     }
     schemas = {}
     for prompt_id, prompt in PROMPTS.items():
