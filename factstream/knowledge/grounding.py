@@ -90,7 +90,7 @@ PLACEHOLDERS: tuple[str, ...] = (
     # true, but the facts are: ...", seen from the default model in the demo's rewrites).
     r"^\s*the fact that\b",
     r"\bthe facts? (?:is|are)\s*:",
-    r"\b(?:this|that|it) is (?:not )?(?:true|false|correct|incorrect)\b",
+    r"\b(?:this|that|it)(?: fact)? (?:is|was) (?:not |never )?(?:true|false|correct|incorrect)\b",
     r"\bno longer (?:true|correct|the case)\b",
     r"\blorem ipsum\b",
     r"\bn/a\b",

@@ -142,6 +142,8 @@ def test_the_default_prompts_quote_no_sentence_a_model_could_echo(prompt_id: str
         "The facts are: Emmert is the president of the NCAA.",
         "Emmert is the president of the NCAA. That is no longer the case.",
         "It is true that Emmert is the president of the NCAA.",
+        # The demo of 25 November 2026, 16:30 UTC, shortened.
+        "Emmert is the president of the NCAA. This fact was never true.",
     ],
 )
 def test_talk_about_facts_is_a_placeholder(fact: str) -> None:
