@@ -27,6 +27,8 @@ from bench.own_weaviate import OwnWeaviate
 from bench.sizes import Size
 from factstream.clients import Clients, open_clients
 from factstream.config import Settings
+from factstream.embed.base import Embedder
+from factstream.embed.factory import choose_runtime, load_embedder
 from factstream.knowledge.query import AskRequest, QueryEngine, prompt_facts
 from factstream.prompts import answer
 from factstream.services import manager
@@ -89,8 +91,20 @@ async def _latencies(engine: QueryEngine, asked: list[str]) -> dict[str, Any]:
     }
 
 
-def _engine(clients: Clients, s: Settings) -> QueryEngine:
-    return QueryEngine(clients.store, clients.embedder, clients.runner, s.api, alpha=s.editor.alpha)
+def _engine(clients: Clients, s: Settings, embedder: Embedder | None = None) -> QueryEngine:
+    return QueryEngine(
+        clients.store, embedder or clients.embedder, clients.runner, s.api, alpha=s.editor.alpha
+    )
+
+
+async def _reference(settings: Settings) -> Embedder | None:
+    """The torch reference embedder when the configured runtime is another (compared at
+    each step on the same facts and questions), else None."""
+    if choose_runtime(settings.embed)[0] == "torch":
+        return None
+    return await load_embedder(
+        settings.embed.model_copy(update={"runtime": "torch"}), settings.local.cache_dir
+    )
 
 
 async def _steps(
@@ -101,10 +115,12 @@ async def _steps(
     queries: int,
     progress: Callable[[int], None],
     weaviate_pid: int | None,
+    compare: bool = True,
 ) -> dict[str, Any]:
     pool = await _pool(clients, data, max(sizes))
     asked = (questions(data) * (1 + (queries + _WARM_UP) // 428))[: queries + _WARM_UP]
     engine, loaded, results = _engine(clients, settings), 0, {}
+    reference = await _reference(settings) if compare else None
     for n in sorted(sizes):
         started = time.perf_counter()
         await _fill(clients, pool, loaded, n, progress)
@@ -116,9 +132,16 @@ async def _steps(
             "settle_s": settle_s,
             "added_facts": n - loaded,
             "facts_in_namespace": counts.true + counts.false,
+            "runtime": choose_runtime(settings.embed)[0],
             **await _latencies(engine, asked),
         }
+        if reference is not None:
+            results[str(n)]["torch_reference"] = await _latencies(
+                _engine(clients, settings, reference), asked
+            )
         loaded = n
+    if reference is not None:
+        await reference.aclose()
     return results
 
 
@@ -180,7 +203,7 @@ async def run_million(
         async with open_clients(dep.settings) as clients:
             rss_before = own.rss_mib()
             steps = await _steps(
-                clients, dep.settings, data, (facts,), size.ask_queries, progress, own.pid
+                clients, dep.settings, data, (facts,), size.ask_queries, progress, own.pid, False
             )
             rss_after = own.rss_mib()
     finally:

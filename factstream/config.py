@@ -196,6 +196,14 @@ class EmbedSettings(BaseSettings):
         "only on idle cores: sharing them with Weaviate, Kafka or the LM, they wait on each "
         "other.",
     )
+    question_threads: int = Field(
+        2,
+        ge=0,
+        description="ONNX Runtime threads for a call of one text (a question on the ask "
+        "path), in a session of its own when it differs from FACTSTREAM_EMBED_THREADS (which "
+        "batches use); 0: one per core. A question waits for its vector; a batch keeps a "
+        "core busy by itself.",
+    )
     offline: bool = Field(True, description="Never contact the Hugging Face hub (HF_HUB_OFFLINE).")
 
 

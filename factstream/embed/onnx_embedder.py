@@ -81,12 +81,16 @@ def _tokenizer(model_dir: Path) -> tuple[Tokenizer, int]:
     return tokenizer, max_len
 
 
-def _session(path: Path, threads: int) -> ort.InferenceSession:
+def _session(path: Path, threads: int, *, spin: bool) -> ort.InferenceSession:
     import onnxruntime as ort  # noqa: PLC0415
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads  # 0: one per core
     options.inter_op_num_threads = 1
+    # A pool thread that sleeps between operators wakes late for the next: a question's few
+    # milliseconds are hundreds of small operators, so its session spins. A batch keeps its
+    # threads busy anyway, and between batches spinning threads would take shared cores.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
@@ -96,16 +100,19 @@ class OnnxEmbedder(BatchedEmbedder):
     """An Embedder over the ONNX export of a sentence-transformers model (mean pooling).
 
     Build it with ``await OnnxEmbedder.load(settings, cache_dir)``: exports the model into
-    ``cache_dir`` if it is not there yet, then opens the session.
+    ``cache_dir`` if it is not there yet, then opens the sessions: one for batches
+    (``threads``) and, if its thread count differs, one for calls of a single text
+    (``question_threads``): a question waits for its vector, a batch fills a core by itself.
     """
 
     def __init__(
         self,
         settings: EmbedSettings,
-        session: ort.InferenceSession,
+        sessions: tuple[ort.InferenceSession, ort.InferenceSession],
         tokenizer: Tokenizer,
         metrics: EmbedMetrics | None = None,
     ) -> None:
+        session, self._single = sessions
         dim = int(session.get_outputs()[0].shape[-1])
         super().__init__(settings.model, dim, metrics, settings.batch_size)
         self._settings = settings
@@ -138,11 +145,16 @@ class OnnxEmbedder(BatchedEmbedder):
             )
         path = await asyncio.to_thread(ensure_onnx, cache_dir, model_dir)
         try:
-            session = await asyncio.to_thread(_session, path, settings.threads)
+            batches = await asyncio.to_thread(_session, path, settings.threads, spin=False)
+            single = batches
+            if settings.question_threads != settings.threads:
+                single = await asyncio.to_thread(
+                    _session, path, settings.question_threads, spin=True
+                )
             tokenizer, _max_len = await asyncio.to_thread(_tokenizer, model_dir)
         except Exception as exc:  # ONNX Runtime and tokenizers raise their own kinds
             raise EmbedError(f"cannot load the ONNX model {path}: {exc}") from exc
-        return cls(settings, session, tokenizer, metrics)
+        return cls(settings, (batches, single), tokenizer, metrics)
 
     async def _compute(self, texts: list[str]) -> tuple[np.ndarray[Any, Any], float]:
         return await asyncio.get_running_loop().run_in_executor(self._thread, self.encode, texts)
@@ -157,6 +169,7 @@ class OnnxEmbedder(BatchedEmbedder):
         lengths = [len(e.ids) for e in encodings]
         out = np.empty((len(texts), self._dim), dtype=np.float32)
         batch_size = self._settings.batch_size
+        session = self._single if len(texts) == 1 else self._session
         for group in length_groups(lengths, batch_size, call_cost=_CALL_COST_TOKENS):
             width = max(lengths[i] for i in group)
             ids = np.full((len(group), width), self._pad_id, dtype=np.int64)
@@ -165,7 +178,7 @@ class OnnxEmbedder(BatchedEmbedder):
                 ids[row, : lengths[i]] = encodings[i].ids
                 mask[row, : lengths[i]] = 1
             feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            hidden = self._session.run([OUTPUT], {k: feeds[k] for k in INPUTS if k in self._inputs})
+            hidden = session.run([OUTPUT], {k: feeds[k] for k in INPUTS if k in self._inputs})
             out[group] = _mean_normalised(hidden[0], mask)
         return out, time.perf_counter() - started
 
