@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from fixtures import bitemporal
+
 from factstream.embed.base import Vector
 from factstream.embed.fake import HashingEmbedder
 from factstream.knowledge.materializer import Materializer
 from factstream.store.memory import InMemoryFactStore
-from factstream.topics.records import EditOp, FactEdit, edit_id_for, fact_id_for
+from factstream.topics.records import EditOp, FactEdit, fact_id_for
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -27,23 +29,13 @@ class TextRecorder(HashingEmbedder):
 
 
 def edit(
-    doc: str, pos: int, size: int, op: EditOp, text: str, fact: str | None = None, **extra: str
+    doc: str, pos: int, size: int, op: EditOp, text: str, fact: str = "", **extra: str
 ) -> FactEdit:
-    return FactEdit(
-        edit_id=edit_id_for("desk", doc, pos),
-        namespace="desk",
-        fact_id=fact or fact_id_for("desk", doc, pos),
-        op=op,
-        text=text,
-        truth=op is not EditOp.INVALIDATE,
-        event_time=T0.replace(day=int(doc[-1])),
-        document_id=doc,
-        batch={"id": f"{doc}@b", "size": size, "position": pos},  # type: ignore[arg-type]
-        input={"topic": "docs", "partition": 0, "offset": int(doc[-1])},  # type: ignore[arg-type]
-        decided_by={"model": "m", "prompt_version": "p.v1"},  # type: ignore[arg-type]
-        created_at=T0,
-        **extra,  # type: ignore[arg-type]
-    )
+    when = T0.replace(day=int(doc[-1]))
+    if op is EditOp.INVALIDATE:  # the shared builder makes true edits only
+        made = bitemporal.edit(doc, pos, size, EditOp.REINFORCE, text, when, fact=fact)
+        return made.model_copy(update={"op": op, "truth": False})
+    return bitemporal.edit(doc, pos, size, op, text, when, fact=fact, **extra)
 
 
 async def test_only_changed_texts_are_embedded_again() -> None:
