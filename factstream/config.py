@@ -204,6 +204,12 @@ class EmbedSettings(BaseSettings):
         "batches use); 0: one per core. A question waits for its vector; a batch keeps a "
         "core busy by itself.",
     )
+    onnx_dir: Path | None = Field(
+        None,
+        description="Where the onnx runtime keeps the model's ONNX exports (one folder per "
+        "hash of the model files); unset: onnx/ in FACTSTREAM_CACHE_DIR. The image bakes one "
+        "in (deploy/Dockerfile).",
+    )
     offline: bool = Field(True, description="Never contact the Hugging Face hub (HF_HUB_OFFLINE).")
 
 

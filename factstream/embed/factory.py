@@ -8,6 +8,7 @@ in less than half torch's time and batches in about the same (docs/benchmarks.md
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Literal
 
@@ -22,6 +23,8 @@ from factstream.metrics import EmbedMetrics
 __all__ = ["choose_runtime", "load_embedder"]
 
 Runtime = Literal["onnx", "torch"]
+
+log = logging.getLogger(__name__)
 
 
 def choose_runtime(settings: EmbedSettings) -> tuple[Runtime, str]:
@@ -59,6 +62,7 @@ async def load_embedder(
         EmbedError: The model cannot be loaded by the runtime chosen.
     """
     runtime, device = choose_runtime(settings)
+    log.info("embeddings: %s with %s on %s", settings.model, runtime, device)
     resolved = settings.model_copy(update={"device": device})
     if runtime == "onnx":
         return await OnnxEmbedder.load(resolved, cache_dir, metrics)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from factstream.config import EmbedSettings
 from factstream.embed.batched import BatchedEmbedder
 from factstream.embed.child import length_groups, resolve_model
-from factstream.embed.onnx_export import INPUTS, OUTPUT, ensure_onnx
+from factstream.embed.onnx_export import INPUTS, OUTPUT, ensure_onnx, onnx_dir
 from factstream.errors import EmbedError
 from factstream.metrics import EmbedMetrics
 
@@ -133,7 +133,8 @@ class OnnxEmbedder(BatchedEmbedder):
 
         Args:
             settings: The embedding settings section (model, threads, batch size).
-            cache_dir: The cache folder (FACTSTREAM_CACHE_DIR); exports go below ``onnx/``.
+            cache_dir: The cache folder (FACTSTREAM_CACHE_DIR); exports go below ``onnx/``
+                unless FACTSTREAM_EMBED_ONNX_DIR names another folder.
             metrics: Where to count texts and batch latency.
 
         Raises:
@@ -146,7 +147,7 @@ class OnnxEmbedder(BatchedEmbedder):
                 f"the onnx embedding runtime cannot run {settings.model!r}: {reason} "
                 "(FACTSTREAM_EMBED_RUNTIME=torch can)"
             )
-        path = await asyncio.to_thread(ensure_onnx, cache_dir, model_dir)
+        path = await asyncio.to_thread(ensure_onnx, onnx_dir(settings, cache_dir), model_dir)
         try:
             batches = await asyncio.to_thread(_session, path, settings.threads, spin=False)
             single = batches

@@ -8,7 +8,7 @@ files yet, in a subprocess of the first embedder that needs it. It is checked be
 kept: the ONNX graph must give torch's hidden states on a padded batch (a graph traced on an
 unpadded example drops the attention mask and is wrong for every padded batch).
 
-    python -m factstream.embed.onnx_export [--model FOLDER]   # export (cached), print the path
+    python -m factstream.embed.onnx_export [--model FOLDER] [--onnx-dir DIR]   # print the path
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from factstream.config import EmbedSettings
 from factstream.errors import EmbedError
 
-__all__ = ["cached_onnx_path", "ensure_onnx", "export_onnx", "model_digest"]
+__all__ = ["cached_onnx_path", "ensure_onnx", "export_onnx", "model_digest", "onnx_dir"]
 
 # Part of the cache key: bump it when the export itself changes (inputs, opset, exporter).
 EXPORT_VERSION = 1
@@ -58,12 +59,17 @@ def model_digest(model_dir: Path) -> str:
     return digest.hexdigest()
 
 
-def cached_onnx_path(cache_root: Path, model_dir: Path) -> Path:
-    """Where the export of ``model_dir`` is kept below the cache folder."""
-    return cache_root / "onnx" / model_digest(model_dir)[:16] / "model.onnx"
+def onnx_dir(settings: EmbedSettings, cache_dir: Path) -> Path:
+    """Where exports are kept: FACTSTREAM_EMBED_ONNX_DIR, else ``onnx/`` in the cache folder."""
+    return settings.onnx_dir or cache_dir / "onnx"
 
 
-def ensure_onnx(cache_root: Path, model_dir: Path) -> Path:
+def cached_onnx_path(exports: Path, model_dir: Path) -> Path:
+    """Where the export of ``model_dir`` is kept in the folder of exports."""
+    return exports / model_digest(model_dir)[:16] / "model.onnx"
+
+
+def ensure_onnx(exports: Path, model_dir: Path) -> Path:
     """The cached export of ``model_dir``, exported first in a subprocess if there is none.
 
     The subprocess keeps torch out of the caller's memory. Two callers may export at once:
@@ -72,11 +78,11 @@ def ensure_onnx(cache_root: Path, model_dir: Path) -> Path:
     Raises:
         EmbedError: the export failed (the error carries the end of its output).
     """
-    target = cached_onnx_path(cache_root, model_dir)
+    target = cached_onnx_path(exports, model_dir)
     if target.is_file():
         return target
     command = [sys.executable, "-m", __name__, "--model", str(model_dir)]
-    command += ["--cache-dir", str(cache_root)]
+    command += ["--onnx-dir", str(exports)]
     done = subprocess.run(command, capture_output=True, text=True, check=False)  # noqa: S603
     if done.returncode != 0 or not target.is_file():
         tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-20:])
@@ -157,16 +163,19 @@ def _check(path: Path, example: tuple[Any, ...], expected: Any) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Export the model (default: the bundled all-MiniLM-L6-v2) if needed; print the path."""
-    from factstream.config import Settings  # noqa: PLC0415
+    from factstream.config import Settings  # noqa: PLC0415 - reads the environment
     from factstream.embed.child import resolve_model  # noqa: PLC0415
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", help="a sentence-transformers folder (default: the bundled)")
-    parser.add_argument("--cache-dir", type=Path, help="default: FACTSTREAM_CACHE_DIR")
+    parser.add_argument(
+        "--onnx-dir", type=Path, help="default: FACTSTREAM_EMBED_ONNX_DIR or CACHE_DIR/onnx"
+    )
     args = parser.parse_args(argv)
-    model_dir = Path(args.model or resolve_model(Settings().embed.model))
-    cache_root = args.cache_dir or Settings().local.cache_dir
-    target = cached_onnx_path(cache_root, model_dir)
+    settings = Settings()
+    model_dir = Path(args.model or resolve_model(settings.embed.model))
+    exports = args.onnx_dir or onnx_dir(settings.embed, settings.local.cache_dir)
+    target = cached_onnx_path(exports, model_dir)
     if target.is_file():
         print(f"onnx export cached: {target}", file=sys.stderr)
     else:

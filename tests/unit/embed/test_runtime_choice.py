@@ -13,7 +13,7 @@ from factstream.config import EmbedSettings
 from factstream.embed import child, factory
 from factstream.embed.factory import choose_runtime
 from factstream.embed.onnx_embedder import onnx_unsupported
-from factstream.embed.onnx_export import cached_onnx_path, model_digest
+from factstream.embed.onnx_export import cached_onnx_path, model_digest, onnx_dir
 from factstream.embed.st_embedder import bundled_model_path
 from factstream.errors import EmbedError
 
@@ -72,11 +72,10 @@ def test_the_export_is_keyed_by_the_model_files(tmp_path: Path) -> None:
     (folder / "config.json").write_text('{"hidden_size": 384}')
     (folder / "model.safetensors").write_bytes(b"weights")
     first = model_digest(folder)
-    assert cached_onnx_path(tmp_path / "cache", folder).parts[-3:] == (
-        "onnx",
-        first[:16],
-        "model.onnx",
-    )
+    exports = onnx_dir(EmbedSettings(), tmp_path / "cache")
+    assert exports == tmp_path / "cache" / "onnx"
+    assert onnx_dir(EmbedSettings(onnx_dir=tmp_path / "baked"), tmp_path) == tmp_path / "baked"
+    assert cached_onnx_path(exports, folder) == exports / first[:16] / "model.onnx"
     (folder / "model.safetensors").write_bytes(b"other weights")
     assert model_digest(folder) != first
     second = model_digest(folder)
