@@ -166,7 +166,8 @@ async def _measure(
             busy_after = embed_busy_seconds(clients.metrics.registry)
             if thread_before is not None:  # the model ran in a thread of the bench's process
                 model = round(_model_thread_cpu(opened.embedder) - thread_before, 1)  # type: ignore[operator]
-                cpu["bench (editor + materializer)"] -= model
+                bench = cpu["bench (editor + materializer)"]
+                cpu["bench (editor + materializer)"] = round(bench - model, 1)
                 cpu["embedding model"] = model
             stages = stage_seconds(clients.metrics.registry)
             bound = await _bound(recording)
