@@ -2,7 +2,7 @@
 
 Each subsystem keeps its commands beside it (``services/commands.py``, ``ops/commands.py``,
 ``agents/commands.py``, ``eval/commands.py``, ``api/commands.py``, ``feeds/commands.py``,
-``world/commands.py``);
+``world/commands.py``, ``consumer/commands.py``);
 a FactstreamError from any of them ends here as ``error: <message>`` and exit code 1.
 """
 
@@ -16,6 +16,7 @@ from typer.core import TyperGroup
 from factstream.agents.commands import agents_app
 from factstream.api.commands import api_app
 from factstream.console import print_error
+from factstream.consumer.commands import changelog_app
 from factstream.errors import FactstreamError
 from factstream.eval.commands import eval_app
 from factstream.feeds.commands import feeds_app
@@ -49,6 +50,7 @@ app.add_typer(eval_app, name="eval")
 app.add_typer(api_app, name="api")
 app.add_typer(feeds_app, name="feeds")
 app.add_typer(world_app, name="world")
+app.add_typer(changelog_app, name="changelog")
 
 
 def main() -> None:
