@@ -100,7 +100,7 @@ class PostgresService(LocalService):
         shutil.rmtree(staging, ignore_errors=True)
         staging.parent.mkdir(parents=True, exist_ok=True)
         what = f"initdb {self.data_dir}"
-        argv = [
+        argv: list[str | Path] = [
             *_unprivileged(),
             bin_dir / "initdb",
             "-D",
