@@ -466,8 +466,15 @@ class PostgresSettings(BaseSettings):
 
     @property
     def dsn(self) -> str:
-        """A libpq connection string (the password left out: psycopg takes it apart)."""
-        return f"host={self.host} port={self.port} user={self.user} dbname={self.database}"
+        """A libpq connection string (key=value) for these settings."""
+        parts = {"host": self.host, "port": self.port, "user": self.user, "dbname": self.database}
+        if self.password is not None:
+            parts["password"] = self.password.get_secret_value()
+        return " ".join(f"{key}='{_libpq_quoted(value)}'" for key, value in parts.items())
+
+
+def _libpq_quoted(value: object) -> str:
+    return str(value).replace("\\", "\\\\").replace("'", "\\'")
 
 
 class MirrorSettings(BaseSettings):

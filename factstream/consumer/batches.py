@@ -10,6 +10,7 @@ back while an earlier document of its input partition is still incomplete.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from factstream.consumer.entries import ChangelogEntry
 from factstream.topics.records import FactEdit
@@ -56,17 +57,17 @@ class BatchAssembler:
                 topic, partition, offset = input_position(next(iter(pending.edits.values())))
                 key = (topic, partition)
                 first_open[key] = min(offset, first_open.get(key, offset))
-        out: list[tuple[tuple[str, int, int], str]] = []
+        out: list[tuple[tuple[str, int, int], datetime, str]] = []
         for batch_id, pending in self._pending.items():
             if not pending.whole:
                 continue
             where = input_position(pending.edits[0])
             blocker = first_open.get(where[:2])
             if blocker is None or blocker > where[2]:
-                out.append((where, batch_id))
-        out.sort()
+                out.append((where, pending.edits[0].created_at, batch_id))
+        out.sort()  # of two batches for one document, the one created first goes first
         batches = []
-        for _, batch_id in out:
+        for _, _, batch_id in out:
             pending = self._pending.pop(batch_id)
             batches.append([pending.edits[i] for i in range(pending.size)])
         return batches

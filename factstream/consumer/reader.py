@@ -169,6 +169,10 @@ class ChangelogConsumer:
                 )
                 if self._keep(entry):
                     entries.append(entry)
+        for tp in self._parts:  # past transaction markers too (they occupy offsets)
+            self._next[tp.partition] = max(
+                self._next[tp.partition], await self._consumer.position(tp)
+            )
         return entries
 
     def positions(self) -> dict[int, int]:
