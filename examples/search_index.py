@@ -6,7 +6,10 @@
 
 The index is SQLite FTS5. It stores the changelog offsets it has read in the same SQLite
 transaction as the rows they changed, and resumes from them (``ChangelogConsumer``'s
-caller-stored offsets), so a crash neither loses nor repeats an edit. What it keeps: facts
+caller-stored offsets), so a crash neither loses nor repeats an edit. Edits are applied a
+whole document batch at a time, in the documents' order (``BatchAssembler``): a batch's
+edits spread over partitions, and a rewrite read before the add of the fact it replaces
+would leave the old fact behind. What it keeps: facts
 added or rewritten in, and dropped when invalidated, rewritten away or closed (a closed
 fact was true of its interval, but no longer holds). A record of a newer schema version is
 reported and passed over.
@@ -22,7 +25,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from factstream.config import KafkaSettings, load_settings
-from factstream.consumer import ChangelogConsumer, ChangelogEntry, Malformed, UnknownVersion
+from factstream.consumer import (
+    BatchAssembler,
+    ChangelogConsumer,
+    ChangelogEntry,
+    Malformed,
+    UnknownVersion,
+)
 from factstream.topics.records import EditOp, FactEdit
 
 __all__ = ["SearchIndex", "update_index"]
@@ -62,23 +71,26 @@ class SearchIndex:
         if edit.op in (EditOp.INVALIDATE, EditOp.CLOSE):
             self._drop(edit.fact_id)
 
-    def apply(self, entries: Sequence[ChangelogEntry], positions: dict[int, int]) -> int:
-        """Apply the entries' edits and store ``positions``, in one transaction."""
-        applied = 0
+    def apply(
+        self,
+        batches: Sequence[Sequence[FactEdit]],
+        others: Sequence[ChangelogEntry],
+        positions: dict[int, int],
+    ) -> int:
+        """Apply whole batches in order, and store ``positions``, in one transaction."""
         with self.db:
-            for entry in entries:
-                if entry.edit is not None:
-                    self._apply(entry.edit)
-                    applied += 1
-                elif isinstance(entry.payload, UnknownVersion | Malformed):
-                    log.warning(
-                        "passed over %s@%s: %s", entry.partition, entry.offset, entry.payload.reason
-                    )
+            for batch in batches:
+                for edit in batch:
+                    self._apply(edit)
+            for entry in others:
+                if isinstance(entry.payload, UnknownVersion | Malformed):
+                    where = f"{entry.partition}@{entry.offset}"
+                    log.warning("passed over %s: %s", where, entry.payload.reason)
             self.db.executemany(
                 "INSERT OR REPLACE INTO offsets (partition, next) VALUES (?, ?)",
                 sorted(positions.items()),
             )
-        return applied
+        return sum(len(batch) for batch in batches)
 
     def search(self, words: str, limit: int = 10) -> list[tuple[str, str]]:
         """(fact id, text) of the facts matching ``words`` (FTS5 syntax), best first."""
@@ -98,13 +110,20 @@ async def update_index(
 ) -> int:
     """Bring ``index`` up to the changelog's end (and keep it there with ``follow``)."""
     applied = 0
+    assembler = BatchAssembler()  # a fact's edits are ordered; a namespace's come in batches
     async with ChangelogConsumer(
         kafka, offsets=index.offsets(), namespaces=namespaces
     ) as changelog:
         ends = await changelog.end_offsets()
         while follow or not await changelog.caught_up(ends):
             entries = await changelog.poll(timeout_s=1.0)
-            applied += index.apply(entries, changelog.positions())
+            for entry in entries:
+                assembler.add(entry)
+            batches = assembler.ready()
+            held = assembler.held()  # edits of unfinished batches: read again after a restart
+            positions = {p: min(o, held.get(p, o)) for p, o in changelog.positions().items()}
+            others = [entry for entry in entries if entry.edit is None]
+            applied += index.apply(batches, others, positions)
     return applied
 
 
