@@ -1,6 +1,8 @@
 """The PostgreSQL mirror on real Kafka and PostgreSQL (issue 24).
 
-The changelog gets a seeded synthetic stream of every op (``fixtures/changelog_stream.py``),
+A worker (with the deterministic stub LM) edits documents in while the mirror follows: the
+mirror holds the facts Weaviate holds. The changelog of the other tests is a seeded synthetic
+stream of every op (``fixtures/changelog_stream.py``),
 published in transactions as a worker publishes them and applied live by the materializer
 into Weaviate: the knowledge base. The mirror, reading the same changelog, must hold the
 same facts; a mirror rebuilt from the beginning into a fresh database must hold the same
@@ -19,6 +21,7 @@ import orjson
 import psycopg
 from aiokafka import AIOKafkaProducer
 from fixtures.changelog_stream import fold, synthetic_batches
+from fixtures.decisions import Decisions
 from fixtures.stack import StackFactory
 
 from factstream.config import MirrorSettings
@@ -143,3 +146,65 @@ async def test_an_unknown_schema_version_is_dead_lettered_and_the_rest_flows(
     assert orjson.loads(dead[0][5]) == future  # the original bytes, kept
     assert "not valid JSON" in dead[1][4]
     assert await _mirrored(dsn, topic) == fold(batches)
+
+
+async def test_the_mirror_of_a_worker_s_changelog_equals_its_knowledge_base(
+    stack_factory: StackFactory, database_factory: Callable[[], str]
+) -> None:
+    decisions = Decisions(
+        extract={
+            "doc-1": ["Ana is the mayor of Riverton.", "Riverton has a bridge."],
+            "doc-2": ["Riverton's bridge reopened.", "Ben is the mayor of Riverton."],
+        }
+    )
+    stack = await stack_factory(decisions)
+    dsn = database_factory()
+    mirror = asyncio.create_task(run_mirror(stack.settings.kafka, FAST, dsn, follow=True))
+    stack.start_worker()
+    try:
+        day = "2023-01-{:02d}T00:00:00+00:00"
+        await stack.publish(
+            [
+                {
+                    "id": "doc-1",
+                    "namespace": "desk",
+                    "kind": "article",
+                    "timestamp": day.format(1),
+                    "text": "[doc-1] Ana is the mayor of Riverton, which has a bridge.",
+                }
+            ]
+        )
+        await stack.wait_outcomes(1)
+        decisions.false = {"mayor of Riverton": "Ben is the mayor of Riverton."}
+        decisions.reinforce = {"bridge"}
+        stack.decide(decisions)
+        await stack.publish(
+            [
+                {
+                    "id": "doc-2",
+                    "namespace": "desk",
+                    "kind": "article",
+                    "timestamp": day.format(9),
+                    "text": "[doc-2] Ben became mayor of Riverton; its bridge reopened.",
+                }
+            ]
+        )
+        assert sorted((await stack.wait_outcomes(2)).values()) == ["applied", "applied"]
+        changelog = await stack.changelog()
+        deadline = time.monotonic() + 60
+        while _count(dsn, "SELECT count(*) FROM edits") < len(changelog):
+            assert not mirror.done(), mirror
+            assert time.monotonic() < deadline, "the mirror did not catch up in 60 s"
+            await asyncio.sleep(0.2)
+    finally:
+        mirror.cancel()
+    store = await stack.store()
+    try:
+        page = await store.list_facts("desk", include_false=True, limit=100)
+    finally:
+        await store.close()
+    knowledge_base = {fact.fact_id: fact for fact in page.facts}
+    assert {e.op.value for e in changelog} >= {"add", "rewrite"}
+    assert len(knowledge_base) >= 4
+    mirrored = await _mirrored(dsn, stack.topic(TopicName.FACT_EDITS))
+    assert mirrored["desk"] == knowledge_base
