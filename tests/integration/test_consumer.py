@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 
 from fixtures.changelog_stream import synthetic_batches
 from fixtures.stack import StackFactory
@@ -81,3 +83,26 @@ async def test_the_consumer_resumes_from_its_group_and_drops_repeated_edits(
     finally:
         await publisher.stop()
     assert sorted(e.edit_id for e in resumed) == sorted(e.edit_id for e in batches[-1])
+
+
+async def test_tail_since_a_time_starts_at_the_first_record_written_then(
+    stack_factory: StackFactory,
+) -> None:
+    stack = await stack_factory()
+    batches = synthetic_batches(["desk"], 20, seed=19)
+    half = len(batches) // 2
+    publisher = ChangelogPublisher(stack.settings.kafka)
+    await publisher.start()
+    try:
+        for batch in batches[:half]:
+            await publisher.publish_batch(batch)
+        await asyncio.sleep(1.0)
+        since = datetime.now(UTC)
+        await asyncio.sleep(1.0)
+        for batch in batches[half:]:
+            await publisher.publish_batch(batch)
+    finally:
+        await publisher.stop()
+    lines = _tail(stack.env, "--since", since.isoformat(), "--json")
+    later = sorted(e.edit_id for b in batches[half:] for e in b)
+    assert sorted(FactEdit.from_bytes(line.encode()).edit_id for line in lines) == later
