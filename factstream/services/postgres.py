@@ -3,7 +3,8 @@
 Nothing is built: the binaries are found (``FACTSTREAM_LOCAL_POSTGRES_BIN_DIR``, else the
 newest ``/usr/lib/postgresql/*/bin``, else PATH). Before the first start ``initdb`` makes a
 cluster in ``<cache>/data/postgres-<port>`` (trust authentication for the configured user,
-listening on 127.0.0.1 and a unix socket in ``<cache>/run`` only); the configured database
+listening on 127.0.0.1 and a unix socket in ``<cache>/run`` (or, where that path is too
+long for a socket, in the system's temporary folder) only); the configured database
 is created once the server answers. PostgreSQL refuses to run as root: as root, initdb and
 the server run in a user namespace (``unshare --user``) where they are an ordinary user who
 still owns the cache folder.
@@ -11,9 +12,11 @@ still owns the cache folder.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
+import tempfile
 from pathlib import Path
 
 import psycopg
@@ -29,6 +32,7 @@ __all__ = ["PostgresService", "find_postgres_bin"]
 
 _HINT = "install PostgreSQL (Debian: apt-get install postgresql; make tools does it)"
 _DEBIAN = Path("/usr/lib/postgresql")
+_SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes with the NUL; keep some slack
 
 
 def _version(path: Path) -> tuple[int, ...]:
@@ -85,7 +89,14 @@ class PostgresService(LocalService):
 
     @property
     def socket_dir(self) -> Path:
-        return self.layout.run / f"postgres-{self.postgres.port}"
+        """The unix socket's folder: in the cache, unless that path is too long for a socket
+        (107 bytes on Linux), then a folder of its own under the system's temporary one."""
+        port = self.postgres.port
+        folder = self.layout.run / f"postgres-{port}"
+        if len(str(folder / f".s.PGSQL.{port}").encode()) <= _SOCKET_PATH_MAX:
+            return folder
+        digest = hashlib.sha256(str(folder).encode()).hexdigest()[:12]
+        return Path(tempfile.gettempdir()) / f"factstream-pg-{digest}"
 
     def provision(self, progress: Progress | None = None) -> None:
         progress = progress or Progress()

@@ -42,7 +42,7 @@ def test_it_listens_on_its_port_with_its_data_and_socket_in_the_cache(
         "-p",
         "55439",
         "-k",
-        str(tmp_path / "run" / "postgres-55439"),
+        str(svc.socket_dir),  # in the cache unless too long a path for a socket
     ]
     # PostgreSQL refuses root: as root it runs in a user namespace as an ordinary user.
     assert (server > 0) == (os.geteuid() == 0)
@@ -60,3 +60,13 @@ def test_the_newest_debian_version_is_found_when_none_is_configured() -> None:
         pytest.skip("no Debian PostgreSQL here")
     found = find_postgres_bin(None)
     assert (found / "initdb").exists() and (found / "postgres").exists()
+
+
+def test_a_socket_path_too_long_for_linux_moves_to_the_temporary_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    deep = tmp_path / ("d" * 90)
+    deep.mkdir()
+    svc = _service(monkeypatch, deep, deep)
+    assert len(str(svc.socket_dir / ".s.PGSQL.55439")) <= 100
+    assert not svc.socket_dir.is_relative_to(deep)
