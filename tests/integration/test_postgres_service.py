@@ -8,6 +8,7 @@ import psycopg
 
 from factstream.config import Settings
 from factstream.services import manager
+from factstream.services.postgres import PostgresService
 from factstream.services.process import free_port
 
 
@@ -20,7 +21,9 @@ def test_a_fresh_cache_gets_a_cluster_that_answers_and_stops(tmp_path: Path) -> 
     try:
         assert row.state is manager.ServiceState.STARTED
         assert (tmp_path / "data" / f"postgres-{port}" / "PG_VERSION").exists()
-        assert (tmp_path / "run" / f"postgres-{port}" / f".s.PGSQL.{port}").exists()
+        [svc] = manager.build_services(settings, ["postgres"])
+        assert isinstance(svc, PostgresService)
+        assert (svc.socket_dir / f".s.PGSQL.{port}").exists()
         with psycopg.connect(settings.postgres.dsn) as conn:
             row_ = conn.execute("SELECT current_database(), current_user").fetchone()
         assert row_ == ("factstream", "factstream")
