@@ -3,7 +3,8 @@
 A round reads every partition up to its read_committed end as the round began (so a
 document batch committed before then is whole, wherever its edits landed), hands the whole
 batches to the database in their documents' input order, and stores next offsets that stop
-before any edit of a batch still incomplete: a restart reads those again. Records of an
+before any edit of a batch still incomplete: a restart reads those again (and passes over
+the records between there and where it had read that are in the tables already). Records of an
 unknown schema version or unreadable ones go to the ``dead_letters`` table with the reason;
 the rest flows.
 """
@@ -23,7 +24,7 @@ from factstream.consumer import (
     UnknownVersion,
 )
 from factstream.metrics import MirrorMetrics
-from factstream.mirror.store import DeadRecord, MirrorStore, RoundResult, Where
+from factstream.mirror.store import DeadRecord, MirrorStore, Offsets, RoundResult, Where
 from factstream.topics.definitions import TopicName, topic_name
 
 __all__ = ["MirrorReport", "run_mirror"]
@@ -79,6 +80,28 @@ async def _read_round(
     return entries
 
 
+async def _unread(
+    store: MirrorStore, read_to: dict[int, int], entries: list[ChangelogEntry]
+) -> list[ChangelogEntry]:
+    """``entries`` less the records an earlier run had already put in the tables.
+
+    After a restart, reading resumes before the edits of batches that were incomplete; the
+    records between there and ``read_to`` that were not of such a batch are in the tables
+    already (edits as read there, dead letters): they are passed over, not met again.
+    """
+    again = [e for e in entries if e.offset < read_to.get(e.partition, 0)]
+    if not again:
+        return entries
+    edits = [(e.edit.edit_id, (e.partition, e.offset)) for e in again if e.edit is not None]
+    applied = await store.applied(edits)
+    return [
+        e
+        for e in entries
+        if e.offset >= read_to.get(e.partition, 0)
+        or (e.edit is not None and (e.edit.edit_id, (e.partition, e.offset)) not in applied)
+    ]
+
+
 async def run_mirror(
     kafka: KafkaSettings,
     settings: MirrorSettings,
@@ -100,16 +123,17 @@ async def run_mirror(
     report = MirrorReport()
     try:
         stored = await store.offsets()
-        log.info("mirror of %s resumes at %s", topic, stored or "the beginning")
+        log.info("mirror of %s resumes at %s", topic, stored.next or "the beginning")
         async with ChangelogConsumer(
             kafka,
-            offsets=stored,
+            offsets=stored.next,
             namespaces=namespaces,
             dedupe_window=0,  # the database de-duplicates, across restarts too
             client_id="factstream-mirror",
         ) as changelog:
             assembler, where = BatchAssembler(), dict[str, Where]()
             while (entries := await _read_round(changelog, settings, follow)) is not None:
+                entries = await _unread(store, stored.read_to, entries)
                 dead = []
                 for entry in entries:
                     if entry.edit is not None:
@@ -119,7 +143,11 @@ async def run_mirror(
                         dead.append(letter)
                 batches = assembler.ready()
                 held = assembler.held()
-                offsets = {p: min(o, held.get(p, o)) for p, o in changelog.positions().items()}
+                positions = changelog.positions()
+                offsets = Offsets(
+                    {p: min(o, held.get(p, o)) for p, o in positions.items()},
+                    {p: max(o, stored.read_to.get(p, o)) for p, o in positions.items()},
+                )
                 if not batches and not dead and offsets == stored:
                     continue
                 result = await store.write_round(batches, where, dead, offsets)

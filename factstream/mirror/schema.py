@@ -5,8 +5,10 @@ and its valid interval as a ``tstzrange``; ``edits``: every edit applied, once, 
 it was read and why it changed nothing if it did not; ``dead_letters``: changelog records
 the mirror could not apply (a newer schema version, unreadable), with the reason;
 ``mirror_batches``: the document batches applied (the first per document wins, as in the
-knowledge base); ``mirror_offsets``: the next changelog offset per partition, written in
-the same transaction as the rows it accounts for; ``mirror_stats``: running counts.
+knowledge base); ``mirror_offsets``: per partition, the offset reading resumes at
+(``next_offset``, before any edit of a batch still incomplete) and how far it had read
+(``read_to``: below it, every record not of such a batch is in the tables), written in the
+same transaction as the rows they account for; ``mirror_stats``: running counts.
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ CREATE TABLE IF NOT EXISTS mirror_offsets (
     topic text NOT NULL,
     partition integer NOT NULL,
     next_offset bigint NOT NULL,
+    read_to bigint NOT NULL,
     PRIMARY KEY (topic, partition)
 );
 CREATE TABLE IF NOT EXISTS mirror_stats (

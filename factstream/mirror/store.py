@@ -25,7 +25,7 @@ from factstream.mirror.schema import DDL
 from factstream.store.rules import valid_interval
 from factstream.topics.records import Fact, FactEdit
 
-__all__ = ["DeadRecord", "MirrorStore", "RoundResult"]
+__all__ = ["DeadRecord", "MirrorStore", "Offsets", "RoundResult", "Where"]
 
 Where = tuple[int, int]  # (changelog partition, offset)
 
@@ -41,6 +41,14 @@ class DeadRecord:
     kind: str  # unknown_version | malformed
     schema_version: int | None
     reason: str
+
+
+@dataclass(frozen=True)
+class Offsets:
+    """Per partition: where reading resumes, and how far it had read (see schema.py)."""
+
+    next: dict[int, int]
+    read_to: dict[int, int]
 
 
 @dataclass(frozen=True)
@@ -141,12 +149,27 @@ class MirrorStore:
     async def close(self) -> None:
         await self.conn.close()
 
-    async def offsets(self) -> dict[int, int]:
-        """The next changelog offset per partition, as the last round stored them."""
+    async def offsets(self) -> Offsets:
+        """Where the last round left each partition."""
         cur = await self.conn.execute(
-            "SELECT partition, next_offset FROM mirror_offsets WHERE topic = %s", (self.topic,)
+            "SELECT partition, next_offset, read_to FROM mirror_offsets WHERE topic = %s",
+            (self.topic,),
         )
-        return {int(p): int(o) for p, o in await cur.fetchall()}
+        rows = await cur.fetchall()
+        return Offsets({int(p): int(n) for p, n, _ in rows}, {int(p): int(r) for p, _, r in rows})
+
+    async def applied(self, edits: Sequence[tuple[str, Where]]) -> set[tuple[str, Where]]:
+        """Those of ``edits`` (edit id, where read) that are in the ``edits`` table as read
+        there: records a restart reads again below ``read_to``."""
+        if not edits:
+            return set()
+        cur = await self.conn.execute(
+            "SELECT edit_id, changelog_partition, changelog_offset FROM edits "
+            "WHERE edit_id = ANY(%s)",
+            ([edit_id for edit_id, _ in edits],),
+        )
+        found = {(str(e), (int(p), int(o))) for e, p, o in await cur.fetchall()}
+        return found & set(edits)
 
     async def facts(self, namespace: str) -> dict[str, Fact]:
         """Every fact of ``namespace`` as mirrored."""
@@ -178,7 +201,7 @@ class MirrorStore:
         batches: Sequence[Sequence[FactEdit]],
         where: Mapping[str, Where],
         dead: Sequence[DeadRecord],
-        offsets: Mapping[int, int],
+        offsets: Offsets,
     ) -> RoundResult:
         """Apply ``batches`` in order, record ``dead`` letters and store ``offsets``, in one
         transaction. ``where`` says where each edit (by id) was read."""
@@ -232,9 +255,13 @@ class MirrorStore:
                     ],
                 )
             await cur.executemany(
-                "INSERT INTO mirror_offsets VALUES (%s, %s, %s) ON CONFLICT (topic, partition) "
-                "DO UPDATE SET next_offset = EXCLUDED.next_offset",
-                [(self.topic, p, o) for p, o in sorted(offsets.items())],
+                "INSERT INTO mirror_offsets VALUES (%s, %s, %s, %s) "
+                "ON CONFLICT (topic, partition) DO UPDATE SET "
+                "next_offset = EXCLUDED.next_offset, read_to = EXCLUDED.read_to",
+                [
+                    (self.topic, p, o, offsets.read_to.get(p, o))
+                    for p, o in sorted(offsets.next.items())
+                ],
             )
             await cur.execute(
                 "INSERT INTO mirror_stats (topic, rounds, edits_applied, batches_applied, "
