@@ -250,9 +250,10 @@ class WorkerMetrics:
             ),
             redecisions=Counter(
                 "factstream_redecisions",
-                "Documents decided again at their commit because their candidates changed "
-                "since their decision, by how (added, removed, changed, reordered).",
-                ["reason"],
+                "Documents decided again because their candidates changed since their "
+                "decision, by how (added, removed, changed, reordered) and when (early: "
+                "after an earlier commit, before their turn; commit: at their commit).",
+                ["reason", "at"],
                 registry=registry,
             ),
             redecision_tokens=Counter(

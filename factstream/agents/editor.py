@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Literal
 
 from aiokafka.errors import KafkaError
 
@@ -27,7 +28,7 @@ from factstream.clients import Clients
 from factstream.concurrency import backoff_delay
 from factstream.config import EditorSettings, WorkerSettings
 from factstream.errors import BadInput, LMOutputInvalid, StoreUnavailable
-from factstream.knowledge.conflicts import conflict
+from factstream.knowledge.conflicts import Conflict, conflict
 from factstream.knowledge.materializer import Materializer
 from factstream.knowledge.pipeline import (
     EditContext,
@@ -38,6 +39,7 @@ from factstream.knowledge.pipeline import (
     timed,
     to_records,
 )
+from factstream.store.base import SearchHit
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.streams.decode import decode_document
 from factstream.streams.recovery import RecoveredBatches
@@ -261,12 +263,32 @@ class Editor:
             # Nothing was committed in its namespace since it retrieved (or, a baseline
             # method, it retrieved nothing): it saw what it would see now.
             return plan
-        now = await retrieve(doc, self._ctx, plan.timings, plan.vector)
+        _, now = await self.probe(plan, plan.timings)
         reason = conflict(plan.retrieved, now, doc.timestamp)
-        if reason is None:
-            return plan
-        log.info("decide %r again: candidates %s since its decision", doc.id, reason.value)
-        self.metrics.redecisions.labels(reason=reason.value).inc()
+        return plan if reason is None else await self.redecide(plan, now, reason, "commit")
+
+    async def probe(
+        self, plan: EditPlan, timings: dict[str, float] | None = None
+    ) -> tuple[int, list[SearchHit]]:
+        """``plan``'s document's candidates on the knowledge base as it stands now, with the
+        commits of its namespace counted before they were retrieved (a decision's ``base``).
+        """
+        doc = plan.document
+        assert plan.vector is not None  # noqa: S101 - only plans that retrieved are probed
+        base = self._commits[doc.namespace]
+        now = await retrieve(doc, self._ctx, {} if timings is None else timings, plan.vector)
+        return base, now
+
+    async def redecide(
+        self, plan: EditPlan, now: list[SearchHit], reason: Conflict, at: Literal["early", "commit"]
+    ) -> EditPlan:
+        """``plan``'s document decided again on the candidates ``now``, keeping its embedding
+        and extraction; counted as a re-decision for ``reason`` made ``at`` (early: before
+        its commit turn), with the LM tokens it spent.
+        """
+        doc = plan.document
+        log.info("decide %r again (%s): candidates %s since its decision", doc.id, at, reason.value)
+        self.metrics.redecisions.labels(reason=reason.value, at=at).inc()
         again = await edit_document(doc, self._ctx, retrieved=now, reuse=plan)
         for task, usage in again.usage.items():
             self.metrics.redecision_tokens.labels(task=task).inc(usage.total_tokens)
