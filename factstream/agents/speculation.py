@@ -1,12 +1,14 @@
 """One document's early decision, kept current until its commit (docs/concurrency.md).
 
 A document in the window is decided as soon as it is read, on the knowledge base as it
-stands. Each time an earlier document of its namespace commits, the window pokes it: it
-retrieves its candidates again (``Editor.probe``) and, if they changed, decides again at
-once (``Editor.redecide``, keeping its embedding and extraction), beside the other
-documents' work. A re-decision that a newer commit makes stale is cancelled and started
-again on the newer candidates. So by its commit turn a document's decision has usually
-seen every earlier commit, and its commit does not wait for an LM round trip.
+stands. Each time an earlier document of its namespace commits, the window pokes it with
+the facts that commit changed. If they may have changed its candidates (a cheap test on
+their vectors, ``Editor.could_change``), it retrieves them again (``Editor.probe``) and,
+if they changed, decides again at once (``Editor.redecide``, keeping its embedding and
+extraction), beside the other documents' work. A re-decision that a newer commit makes
+stale is cancelled and started again on the newer candidates. So by its commit turn a
+document's decision has usually seen every earlier commit, and its commit does not wait
+for an LM round trip.
 
 Nothing done here is final. At its turn the commit takes the latest decision (``final``)
 and checks it against the knowledge base as it then stands (``Editor.handle``), which is
@@ -21,13 +23,13 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from typing import Any
 
 from factstream.agents.editor import Decision, Editor, InputRecord
 from factstream.knowledge.conflicts import conflict
 from factstream.knowledge.pipeline import EditPlan
-from factstream.store.base import SearchHit
+from factstream.store.base import SearchHit, StoredFact
 from factstream.streams.recovery import RecoveredBatches
 
 __all__ = ["Speculation"]
@@ -56,16 +58,23 @@ class Speculation:
         self._editor = editor
         self._decision: Decision | None = None
         self._poked, self._idle = asyncio.Event(), asyncio.Event()
+        self._changed: list[StoredFact] | None = []  # since the last check (None: unknown)
         self._task = asyncio.create_task(self._run(record, recovered, before))
 
     def __await__(self) -> Generator[Any, None, Decision]:
         return self.final().__await__()
 
-    def poke(self) -> None:
-        """An earlier document of its namespace committed: check the candidates again."""
-        if not self._task.done():
-            self._poked.set()
-            self._idle.clear()
+    def poke(self, changed: Sequence[StoredFact] | None) -> None:
+        """An earlier document of its namespace committed, changing the facts ``changed``
+        (None: not known): check the candidates again if that may have changed them."""
+        if self._task.done() or changed == []:
+            return
+        if changed is None or self._changed is None:
+            self._changed = None
+        else:
+            self._changed += changed
+        self._poked.set()
+        self._idle.clear()
 
     async def final(self) -> Decision:
         """The latest decision once no check or re-decision is under way; keeping it current
@@ -119,6 +128,9 @@ class Speculation:
                 if not self._poked.is_set():
                     continue
                 self._poked.clear()
+                changed, self._changed = self._changed, []
+                if changed is not None and not self._editor.could_change(first, seen, changed):
+                    continue  # the commit's check retrieves again, in case
                 base, now = await self._editor.probe(first)
                 reason = conflict(seen, now, first.document.timestamp)
                 if reason is None:

@@ -23,13 +23,14 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import AsyncIterable, Awaitable, Callable
+from collections.abc import AsyncIterable, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from factstream.agents.editor import Editor, InputRecord, Outcome
 from factstream.agents.speculation import Speculation
 from factstream.concurrency import backoff_delay
+from factstream.store.base import StoredFact
 from factstream.streams.recovery import RecoveredBatches
 
 __all__ = ["Window"]
@@ -146,13 +147,14 @@ class Window(Generic[E]):
             if item.key is not None:
                 if self._copies.get(item.key) is item.committed:
                     del self._copies[item.key]
-                self._poke(item.key[0])
+                self._poke(item.key[0], self._editor.changed)
             await committed(item.event, item.record, outcome)
             self._slots.release()
             self._gauge.dec()
 
-    def _poke(self, namespace: str) -> None:
-        """A document of ``namespace`` committed: its later documents check their decisions."""
+    def _poke(self, namespace: str, changed: Sequence[StoredFact] | None) -> None:
+        """A document of ``namespace`` committed, changing the facts ``changed`` (None: not
+        known): its later documents check their decisions."""
         for later in self._pending:
             if later.key is not None and later.key[0] == namespace:
-                later.decision.poke()
+                later.decision.poke(changed)

@@ -13,7 +13,7 @@ from factstream.agents.editor import Decision, InputRecord
 from factstream.agents.speculation import Speculation
 from factstream.knowledge.conflicts import Conflict
 from factstream.knowledge.pipeline import EditPlan
-from factstream.store.base import SearchHit
+from factstream.store.base import SearchHit, StoredFact
 from factstream.topics.records import Document, InputRef
 
 DOC = Document(id="d9", namespace="desk", kind="article", text="x", timestamp=T)  # type: ignore[arg-type]
@@ -37,6 +37,11 @@ class Editor:
 
     def commit(self, *ids: str) -> None:
         self.kb, self.commits = [hit(i) for i in ids], self.commits + 1
+
+    def could_change(
+        self, first: EditPlan, seen: list[SearchHit], changed: list[StoredFact]
+    ) -> bool:
+        return any(s.fact.fact_id != "far" for s in changed)
 
     async def decide(self, record: InputRecord, recovered: Any) -> Decision:
         return Decision(plan(list(self.kb)), base=self.commits)
@@ -75,10 +80,13 @@ async def start(editor: Editor) -> Speculation:
     return spec
 
 
-async def commit(editor: Editor, spec: Speculation, *ids: str) -> None:
-    """An earlier document commits, leaving the candidates ``ids``, and pokes ``spec``."""
+async def commit(
+    editor: Editor, spec: Speculation, *ids: str, changed: tuple[str, ...] = ("new",)
+) -> None:
+    """An earlier document commits, changing the facts ``changed`` and leaving the
+    candidates ``ids``, and pokes ``spec``."""
     editor.commit(*ids)
-    spec.poke()
+    spec.poke([StoredFact(hit(i).fact, [1.0, 0.0]) for i in changed])
     await settle()
 
 
@@ -151,3 +159,22 @@ async def test_the_first_decision_s_error_is_the_commit_s() -> None:
     editor.decide = fails  # type: ignore[method-assign]
     with pytest.raises(TimeoutError, match="store is gone"):
         await (await start(editor))
+
+
+async def test_a_commit_whose_changes_cannot_reach_the_candidates_retrieves_nothing() -> None:
+    editor = Editor("a")
+    spec = await start(editor)
+    await commit(editor, spec, "a", changed=("far",))  # too far from the document to enter
+    await commit(editor, spec, "a", changed=())  # an empty commit: no fact changed
+    decision = await spec
+    assert editor.probes == 0 and editor.redecisions == []
+    assert decision.base == 0  # not checked early: the commit's own check retrieves again
+
+
+async def test_a_commit_whose_changes_are_not_known_is_checked() -> None:
+    editor = Editor("a")
+    spec = await start(editor)
+    editor.commit("a", "b")
+    spec.poke(None)  # a commit that failed part way may have changed anything
+    await settle()
+    assert editor.redecisions == [(["a", "b"], "early")]
