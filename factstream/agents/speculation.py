@@ -94,7 +94,7 @@ class Speculation:
     async def cancel(self) -> None:
         """Stop, and cancel the work under way."""
         self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
+        with contextlib.suppress(asyncio.CancelledError, Exception):  # discarded either way
             await self._task
 
     async def _run(
