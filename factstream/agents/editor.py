@@ -309,7 +309,7 @@ class Editor:
         its commit turn), with the LM tokens it spent.
         """
         doc = plan.document
-        log.info("decide %r again (%s): candidates %s since its decision", doc.id, at, reason.value)
+        log.info("decide %r again: candidates %s since its decision (%s)", doc.id, reason.value, at)
         self.metrics.redecisions.labels(reason=reason.value, at=at).inc()
         again = await edit_document(doc, self._ctx, retrieved=now, reuse=plan)
         for task, usage in again.usage.items():
