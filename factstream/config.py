@@ -268,6 +268,14 @@ class EditorSettings(BaseSettings):
         "as it stands, then committed in input order (a changed candidate set is decided "
         "again); their LM calls also share FACTSTREAM_LM_MAX_CONCURRENCY. 1: one at a time.",
     )
+    lookahead: int = Field(
+        4,
+        ge=1,
+        le=256,
+        description="Of a partition's window, the documents nearest their commit that are "
+        "decided again as soon as an earlier commit changes their candidates; the others "
+        "wait until they come this near (fewer LM tokens on decisions made stale again).",
+    )
     retrieval_first_stage: int = Field(
         50,
         ge=0,

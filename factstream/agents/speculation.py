@@ -64,17 +64,19 @@ class Speculation:
     def __await__(self) -> Generator[Any, None, Decision]:
         return self.final().__await__()
 
-    def poke(self, changed: Sequence[StoredFact] | None) -> None:
+    def poke(self, changed: Sequence[StoredFact] | None, *, now: bool = True) -> None:
         """An earlier document of its namespace committed, changing the facts ``changed``
-        (None: not known): check the candidates again if that may have changed them."""
-        if self._task.done() or changed == []:
+        (None: not known): check the candidates again if that may have changed them, ``now``
+        or, if not (the document's turn is far), at the first poke that says ``now``."""
+        if self._task.done():
             return
         if changed is None or self._changed is None:
             self._changed = None
         else:
             self._changed += changed
-        self._poked.set()
-        self._idle.clear()
+        if now and self._changed != []:
+            self._poked.set()
+            self._idle.clear()
 
     async def final(self) -> Decision:
         """The latest decision once no check or re-decision is under way; keeping it current

@@ -60,12 +60,21 @@ class Window(Generic[E]):
         recovered: The partition's batches found on the changelog after a restart.
         size: The most documents in flight; 1 decides each after the one before commits.
         partition: The input partition (the in-flight gauge's label).
+        lookahead: How many documents nearest their commit are decided again as soon as an
+            earlier commit changes their candidates (default: all); the others wait until
+            they come this near.
     """
 
     def __init__(
-        self, editor: Editor, recovered: RecoveredBatches, size: int, partition: int
+        self,
+        editor: Editor,
+        recovered: RecoveredBatches,
+        size: int,
+        partition: int,
+        lookahead: int | None = None,
     ) -> None:
         self._editor, self._recovered = editor, recovered
+        self._lookahead = size if lookahead is None else lookahead
         self._gauge = editor.metrics.in_flight.labels(partition=str(partition))
         self._partition = str(partition)
         self._slots = asyncio.Semaphore(size)
@@ -155,6 +164,6 @@ class Window(Generic[E]):
     def _poke(self, namespace: str, changed: Sequence[StoredFact] | None) -> None:
         """A document of ``namespace`` committed, changing the facts ``changed`` (None: not
         known): its later documents check their decisions."""
-        for later in self._pending:
+        for distance, later in enumerate(self._pending):
             if later.key is not None and later.key[0] == namespace:
-                later.decision.poke(changed)
+                later.decision.poke(changed, now=distance < self._lookahead)

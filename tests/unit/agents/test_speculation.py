@@ -178,3 +178,15 @@ async def test_a_commit_whose_changes_are_not_known_is_checked() -> None:
     spec.poke(None)  # a commit that failed part way may have changed anything
     await settle()
     assert editor.redecisions == [(["a", "b"], "early")]
+
+
+async def test_a_document_far_from_its_turn_waits_and_then_checks_what_it_missed() -> None:
+    editor = Editor("a")
+    spec = await start(editor)
+    editor.commit("a", "b")
+    spec.poke([StoredFact(hit("b").fact, [1.0, 0.0])], now=False)  # far: nothing yet
+    await settle()
+    assert editor.probes == 0 and editor.redecisions == []
+    spec.poke([], now=True)  # an empty commit brings it near: it checks the earlier one
+    await settle()
+    assert editor.redecisions == [(["a", "b"], "early")]
