@@ -411,9 +411,10 @@ class ApiSettings(BaseSettings):
         "unsupported retrieve once more (with the question and the draft); 1 never does.",
     )
     self_check: bool = Field(
-        True,
-        description="Check a draft answer against its cited facts (verify_answer prompt) and "
-        "report the confidence; false: no check, one round.",
+        False,
+        description="Check each draft answer against its cited facts (verify_answer prompt: "
+        "one more LM call), report the confidence, and retrieve again when unsupported (up to "
+        "max_rounds); false: no check, one round.",
     )
     max_choices: int = Field(20, ge=2, description="Most choices a multiple-choice question has.")
     max_body_bytes: int = Field(
