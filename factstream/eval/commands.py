@@ -315,9 +315,24 @@ def eval_multihop(
             "--text-only", help="Load the triples without structure (names read from the text)."
         ),
     ] = False,
+    lm: Annotated[
+        bool,
+        typer.Option("--lm", help="Answer with the LM: exact match per --mode, second rounds."),
+    ] = False,
+    mode: Annotated[
+        list[str], typer.Option(help="With --lm: single, multi_hop or auto; repeat.")
+    ] = ["single", "multi_hop", "auto"],  # noqa: B006 - typer reads the default only
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="With --lm: only the first N cases.")
+    ] = None,
 ) -> None:
-    """Multi-hop questions of a generated world: chain retrieval recall per hop (no LM)."""
+    """Multi-hop questions of a generated world: chain retrieval recall per hop (no LM), or,
+    with --lm, answers in each mode with the self-check."""
     from rich.progress import Progress
+
+    if lm:
+        _eval_multihop_lm(data, out, mode, limit)
+        return
 
     from factstream.clients import open_clients
     from factstream.eval.multihop import run_multihop
@@ -357,3 +372,37 @@ def eval_multihop(
     )
     console.print(table)
     console.print(f"report: {out / 'multihop.json'}, plot: {out / 'multihop.png'}", markup=False)
+
+
+def _eval_multihop_lm(data: Path, out: Path, modes: list[str], limit: int | None) -> None:
+    from rich.progress import Progress
+
+    from factstream.eval.multihop_lm import MODES, plot_multihop_lm, run_multihop_lm
+    from factstream.eval.report import write_results
+
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise typer.BadParameter(f"unknown mode {unknown[0]!r}; one of {', '.join(MODES)}")
+    settings = load_settings()
+    with Progress(console=console) as bar:
+        task = bar.add_task("asking", total=None)
+        run = run_multihop_lm(settings, data, modes, limit, lambda: bar.advance(task))  # type: ignore[arg-type]
+        results = asyncio.run(run)
+    path = write_results(out, f"multihop-lm-{results['run']}", results)
+    plot = plot_multihop_lm(results, out / "multihop-lm.png")
+    table = Table("mode", "asked", "exact match", "second rounds", "answered multi_hop", "s/answer")
+    for name, row in results["modes"].items():
+        table.add_row(
+            name,
+            str(row["asked"]),
+            f"{row['accuracy']:.1%}",
+            f"{row['second_round_share']:.1%}",
+            str(row["answered_multi_hop"]),
+            f"{row['seconds_mean']:.2f}",
+        )
+    console.print(table)
+    console.print(
+        f"{results['lm']['model']}: chance {results['chance']:.1%}, "
+        f"{results['tokens']['total']} LM tokens -> {path}, plot {plot}",
+        markup=False,
+    )

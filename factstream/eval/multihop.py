@@ -71,6 +71,7 @@ class ChainCase:
     when: datetime
     answer: str
     chain: tuple[GoldHop, ...]
+    choices: tuple[str, ...] = ()
 
 
 def load_cases(path: Path, *, min_hops: int = 2) -> list[ChainCase]:
@@ -87,7 +88,8 @@ def load_cases(path: Path, *, min_hops: int = 2) -> list[ChainCase]:
                 raise ValueError(f"{path}: an answer without its chain (regenerate the world)")
             chain = tuple(GoldHop(**hop) for hop in answer["chain"])
             when = datetime.fromisoformat(answer["known_from"])
-            cases.append(ChainCase(raw["question"], when, answer["answer"], chain))
+            choices = tuple(raw.get("choices", ()))
+            cases.append(ChainCase(raw["question"], when, answer["answer"], chain, choices))
     return cases
 
 

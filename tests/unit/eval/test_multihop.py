@@ -7,10 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from factstream.config import ApiSettings
 from factstream.embed.fake import HashingEmbedder
-from factstream.eval.multihop import load_cases, run_multihop
+from factstream.eval.datasets import load_clark
+from factstream.eval.multihop import load_cases, load_world_facts, run_multihop
+from factstream.eval.multihop_lm import score_mode
 from factstream.eval.temporal import Retrieval
+from factstream.knowledge.query import QueryEngine
+from factstream.lm.base import CompletionRequest
+from factstream.lm.fake import ScriptedLM
 from factstream.store.memory import InMemoryFactStore
+from factstream.tasks.runner import TaskRunner
 from factstream.world.generate import WorldConfig, generate_world, write_world
 
 
@@ -67,3 +74,34 @@ def test_a_world_without_chains_is_refused(tmp_path: Path) -> None:
     (tmp_path / "questions.jsonl").write_text(json.dumps(line) + "\n")
     with pytest.raises(ValueError, match="chain"):
         load_cases(tmp_path / "questions.jsonl")
+
+
+def _pick(request: CompletionRequest) -> str:
+    """A scripted LM: the choice the last fact naming one names; checks say supported."""
+    if request.prompt == "verify_answer.v1":
+        return json.dumps({"reason": "stated", "supported": True})
+    content = request.messages[-1].content
+    facts = content.split("<question>")[0]
+    choices = [line[2:] for line in content.split("Choices:\n")[1].splitlines() if line[:2] == "- "]
+    lines = [line for line in facts.splitlines() if any(c in line for c in choices)]
+    named = [c for c in choices if lines and c in lines[-1]] or choices
+    return json.dumps({"reasoning": "facts", "answer": named[0]})
+
+
+async def test_each_mode_is_asked_and_scored_with_the_self_check(world: Path) -> None:
+    store, embedder = InMemoryFactStore(), HashingEmbedder()
+    clark = load_clark(world)
+    await load_world_facts(store, embedder, clark, "mh", structured=True)
+    cases = load_cases(world / "questions.jsonl")[:8]
+    lm = ScriptedLM([_pick] * 100)
+    api = ApiSettings(min_similarity=-1.0, time_plan=False, self_check=True)
+    engine = QueryEngine(store, embedder, TaskRunner(lm), api, alpha=0.5)
+    multi = await score_mode(engine, "mh", cases, "multi_hop")
+    assert multi["asked"] == 8 and multi["answered_multi_hop"] == 8
+    assert multi["accuracy"] >= 0.9 and multi["second_rounds"] == 0
+    auto = await score_mode(engine, "mh", cases, "auto")
+    assert auto["answered_multi_hop"] == 8  # every case plans into two hops or more
+    single = await score_mode(engine, "mh", cases, "single")
+    assert single["answered_multi_hop"] == 0 and len(single["answers"]) == 8
+    prompts = {r.prompt for r in lm.requests}
+    assert prompts == {"answer_choice.v1", "verify_answer.v1"}
