@@ -140,18 +140,21 @@ async def hop_facts(
     *,
     alpha: float,
     depth: int = HOP_DEPTH,
+    by_entity: bool = True,
 ) -> list[HopFact]:
     """The facts about ``entity`` ranked for ``relation``, best first (at most ``depth``).
 
     Looked up by the entity's own key; when nothing is indexed under it, by its aliases
-    (a surname, an acronym).
+    (a surname, an acronym). ``by_entity`` False searches every fact (no entity index:
+    what the evaluation compares against).
     """
     query = f"{entity} {relation}"
     vector = await embedder.embed(query)
     keys = name_keys(entity)
     hits: list[SearchHit] = []
-    for chosen in (keys[:1], keys[1:]):
-        if not chosen:
+    lookups: tuple[Sequence[str] | None, ...] = (keys[:1], keys[1:]) if by_entity else (None,)
+    for chosen in lookups:
+        if chosen is not None and not chosen:
             continue
         hits = await store.search(
             where.namespace,

@@ -48,6 +48,8 @@ async def test_each_hop_is_found_from_the_question_or_the_gold_entity(
     assert [s.hop for s in report.hops] == [1, 2, 3]
     assert all(s.cases > 0 and s.recall_at_1 >= 0.9 for s in report.hops)
     assert report.chain_correct >= 0.9
+    assert [s.hop for s in report.hops_without_index] == [1, 2, 3]
+    assert [s.cases for s in report.hops_without_index] == [s.cases for s in report.hops]
     # One retrieval with the whole question misses most last hops: why chains are needed.
     assert report.single_last_hop_in_top_k < report.chain_correct
     written = json.loads((tmp_path / "multihop.json").read_text())
