@@ -191,8 +191,13 @@ def valid_time_properties(fact: Fact) -> dict[str, PropertyValue]:
 
 
 def entity_properties(fact: Fact) -> dict[str, PropertyValue]:
-    """``entity_keys`` and ``entity_version`` of a fact (``store.entities``)."""
-    return {"entity_keys": list(fact_entity_keys(fact)), "entity_version": ENTITY_INDEX_VERSION}
+    """``entity_keys`` and ``entity_version`` of a fact (``store.entities``); a fact that
+    names no entity gets no keys (an empty array is left out, as unset fields are)."""
+    keys = list(fact_entity_keys(fact))
+    props: dict[str, PropertyValue] = {"entity_version": ENTITY_INDEX_VERSION}
+    if keys:
+        props["entity_keys"] = keys
+    return props
 
 
 def fact_properties(fact: Fact) -> dict[str, PropertyValue]:
