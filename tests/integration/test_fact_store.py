@@ -352,7 +352,9 @@ async def test_search_by_entity_keeps_facts_about_it(store: FactStore) -> None:
     ana = make_fact("f1", "Ana Silva works for Vela.", subject="Ana Silva", object="Vela", **_WORKS)
     bo = make_fact("f2", "Bo Lind works for Vela.", subject="Bo Lind", object="Vela", **_WORKS)
     text_only = make_fact("f3", "Ana Silva lives in Porto.")
-    await store.upsert(A, [stored(ana), stored(bo), stored(text_only)])
+    nameless = make_fact("f4", "it rained all week")
+    await store.upsert(A, [stored(ana), stored(bo), stored(text_only), stored(nameless)])
+    assert sorted(await _search(store)) == ["f1", "f2", "f3", "f4"]
     assert sorted(await _search(store, entities=["ana silva"])) == ["f1", "f3"]
     assert sorted(await _search(store, entities=["vela", "porto"])) == ["f1", "f2", "f3"]
     assert await _search(store, entities=["lind"]) == ["f2"]
