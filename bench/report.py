@@ -153,6 +153,16 @@ def _ask(r: dict[str, Any], name: str, key: str, goal: str) -> Iterator[Row]:
             goal if facts == max(r["facts"], key=int) else "",
             _met(r["met"]) if facts == max(r["facts"], key=int) else "",
         )
+        multi = m.get("multi_hop")
+        if multi is not None:
+            yield (
+                name,
+                f"multi_hop (2 hops) p50 / p95 ms, {int(facts):,} facts; hops alone",
+                f"{multi['p50_ms']} / {multi['p95_ms']}; "
+                f"{multi['hops']['p50_ms']} / {multi['hops']['p95_ms']}",
+                "",
+                "",
+            )
 
 
 def _million(r: dict[str, Any]) -> Iterator[Row]:

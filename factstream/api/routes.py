@@ -28,7 +28,7 @@ from factstream.api.schemas import (
 )
 from factstream.api.state import ApiState, State
 from factstream.errors import FactNotFound, FactstreamError, Forbidden
-from factstream.knowledge.query import AskRequest, Retrieval
+from factstream.knowledge.query import AskRequest, Gathered
 from factstream.temporal.intervals import ValidInterval, at
 
 __all__ = ["router"]
@@ -72,18 +72,22 @@ async def ask(body: AskBody, key: ApiKey, state: State) -> Response:
     names ("in 2019", "last year", read against ``as_of`` or now) is the valid time, else
     what still holds at ``as_of`` (or now); ``valid_time`` in the reply says which.
 
+    ``mode`` (single, multi_hop, auto) says how: one retrieval, or planned hops whose
+    chain is listed in ``hops``; with the self-check on, ``rounds`` and ``confidence`` say
+    what it found.
+
     With ``stream: true`` the reply is server-sent events: ``facts`` (the retrieved facts
     and the valid time), then ``answer`` (the whole AskResponse), or ``error``.
     """
     state.keys.check(key, "read", body.namespace)
     request = body.to_request()
     timings: dict[str, float] = {}
-    retrieval = await state.engine.retrieve_timed(request, timings)
+    gathered = await state.engine.gather(request, timings)
     if body.stream:
         return StreamingResponse(
-            _events(state, request, retrieval, timings), media_type="text/event-stream"
+            _events(state, request, gathered, timings), media_type="text/event-stream"
         )
-    result = await state.engine.answer(request, retrieval.facts, timings, retrieval.valid_time)
+    result = await state.engine.respond(request, gathered, timings)
     timings["total"] = sum(timings.values())
     state.metrics.observe_ask(timings)
     reply = AskResponse.of(result, body.namespace, body.as_of)
@@ -95,13 +99,13 @@ def _event(name: str, data: str) -> str:
 
 
 async def _events(
-    state: ApiState, request: AskRequest, retrieval: Retrieval, timings: dict[str, float]
+    state: ApiState, request: AskRequest, gathered: Gathered, timings: dict[str, float]
 ) -> AsyncIterator[str]:
-    shown = [FactOut.used(f).model_dump(mode="json") for f in retrieval.facts]
-    valid = ValidTimeOut.of(retrieval.valid_time).model_dump(mode="json")
+    shown = [FactOut.used(f).model_dump(mode="json") for f in gathered.facts]
+    valid = ValidTimeOut.of(gathered.valid_time).model_dump(mode="json")
     yield _event("facts", json.dumps({"facts": shown, "valid_time": valid}))
     try:
-        result = await state.engine.answer(request, retrieval.facts, timings, retrieval.valid_time)
+        result = await state.engine.respond(request, gathered, timings)
     except FactstreamError as exc:
         yield _event("error", json.dumps({"detail": str(exc)}))
         return
