@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from datetime import datetime
@@ -29,6 +31,7 @@ from factstream.api.schemas import (
 from factstream.api.state import ApiState, State
 from factstream.errors import FactNotFound, FactstreamError, Forbidden
 from factstream.knowledge.query import AskRequest, Retrieval
+from factstream.lm.json_fields import JsonFieldReader
 from factstream.temporal.intervals import ValidInterval, at
 
 __all__ = ["router"]
@@ -73,7 +76,10 @@ async def ask(body: AskBody, key: ApiKey, state: State) -> Response:
     what still holds at ``as_of`` (or now); ``valid_time`` in the reply says which.
 
     With ``stream: true`` the reply is server-sent events: ``facts`` (the retrieved facts
-    and the valid time), then ``answer`` (the whole AskResponse), or ``error``.
+    and the valid time), ``token`` for each piece the LM writes (``attempt``, the raw
+    ``text``, and ``fields``: what each answer field gained, unescaped; a higher attempt
+    replaces an invalid answer), then ``answer`` (the whole AskResponse) and ``done``, or
+    ``error``.
     """
     state.keys.check(key, "read", body.namespace)
     request = body.to_request()
@@ -100,11 +106,32 @@ async def _events(
     shown = [FactOut.used(f).model_dump(mode="json") for f in retrieval.facts]
     valid = ValidTimeOut.of(retrieval.valid_time).model_dump(mode="json")
     yield _event("facts", json.dumps({"facts": shown, "valid_time": valid}))
+    pieces: asyncio.Queue[tuple[int, str] | None] = asyncio.Queue()
+
+    async def on_token(attempt: int, text: str) -> None:
+        await pieces.put((attempt, text))
+
+    answering = asyncio.create_task(
+        state.engine.answer(
+            request, retrieval.facts, timings, retrieval.valid_time, on_token=on_token
+        )
+    )
+    answering.add_done_callback(lambda _: pieces.put_nowait(None))
+    readers: dict[int, JsonFieldReader] = {}  # a new attempt starts a new answer
     try:
-        result = await state.engine.answer(request, retrieval.facts, timings, retrieval.valid_time)
+        while (item := await pieces.get()) is not None:
+            attempt, text = item
+            fields = readers.setdefault(attempt, JsonFieldReader()).feed(text)
+            yield _event("token", json.dumps({"attempt": attempt, "text": text, "fields": fields}))
+        result = await answering
     except FactstreamError as exc:
         yield _event("error", json.dumps({"detail": str(exc)}))
         return
+    finally:  # the client went away: stop the LM call
+        if not answering.done():
+            answering.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await answering
     timings["total"] = sum(timings.values())
     state.metrics.observe_ask(timings)
     yield _event(

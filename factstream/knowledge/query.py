@@ -29,7 +29,7 @@ from factstream.prompts.answer import HistoryEntry as PromptHistory
 from factstream.store.base import FactStore, SearchHit
 from factstream.store.rules import valid_interval
 from factstream.tasks.answering import answer_choice, answer_free
-from factstream.tasks.runner import TaskRunner
+from factstream.tasks.runner import AttemptSink, TaskRunner
 from factstream.temporal.intervals import ValidInterval, at
 from factstream.topics.records import Answer, AnswerFact, Fact, HistoryEntry, Question
 
@@ -356,17 +356,28 @@ class QueryEngine:
         facts: Sequence[UsedFact],
         timings: dict[str, float] | None = None,
         valid_time: ValidTime | None = None,
+        on_token: AttemptSink | None = None,
     ) -> AskResult:
-        """Ask the LM with the ERASE A.3 prompt (multiple choice when ``choices`` are given)."""
+        """Ask the LM with the ERASE A.3 prompt (multiple choice when ``choices`` are given).
+
+        ``on_token`` receives the answer's pieces as the LM writes them (streamed).
+        """
         timings = timings if timings is not None else {}
         shown = prompt_facts(facts)
         start = time.perf_counter()
         if request.choices is not None:
             result = await answer_choice(
-                self._runner, request.question, request.choices, shown, as_of=request.as_of
+                self._runner,
+                request.question,
+                request.choices,
+                shown,
+                as_of=request.as_of,
+                on_token=on_token,
             )
         else:
-            result = await answer_free(self._runner, request.question, shown, as_of=request.as_of)
+            result = await answer_free(
+                self._runner, request.question, shown, as_of=request.as_of, on_token=on_token
+            )
         timings["answer"] = time.perf_counter() - start
         return AskResult(
             answer=result.value.answer,
