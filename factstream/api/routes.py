@@ -34,7 +34,7 @@ from factstream.knowledge.query import AskRequest, Retrieval
 from factstream.lm.json_fields import JsonFieldReader
 from factstream.temporal.intervals import ValidInterval, at
 
-__all__ = ["router"]
+__all__ = ["CURSOR_PATTERN", "find_facts", "router"]
 
 router = APIRouter()
 
@@ -63,7 +63,7 @@ ValidTo = Annotated[
 ]
 # What a page's cursor is (store/rules.py order_key: the hex of a fact id's UTF-8 bytes);
 # anything else was never issued, so it is refused rather than read as a position.
-_CURSOR = r"^(?:[0-9a-f]{2}){1,1024}$"
+CURSOR_PATTERN = r"^(?:[0-9a-f]{2}){1,1024}$"
 
 
 @router.post("/v1/ask", response_model=AskResponse, tags=["query"])
@@ -153,7 +153,7 @@ async def list_facts(
     include_false: Annotated[bool, Query(description="Include facts false at as_of.")] = False,
     limit: Annotated[int, Query(ge=1, description="Facts per page (at most the max).")] = 50,
     cursor: Annotated[
-        str | None, Query(description="From the previous page.", pattern=_CURSOR)
+        str | None, Query(description="From the previous page.", pattern=CURSOR_PATTERN)
     ] = None,
 ) -> FactsPage:
     """Search (``q``) or list a namespace's facts, as of a time, page by page.
@@ -166,6 +166,20 @@ async def list_facts(
     """
     state.keys.check(key, "read", namespace)
     valid = _valid_filter(valid_at, valid_from, valid_to)
+    return await find_facts(state, namespace, q, as_of, valid, include_false, limit, cursor)
+
+
+async def find_facts(
+    state: ApiState,
+    namespace: str,
+    q: str | None,
+    as_of: datetime | None,
+    valid: ValidInterval | None,
+    include_false: bool,
+    limit: int,
+    cursor: str | None,
+) -> FactsPage:
+    """A page of a namespace's facts: searched for ``q`` (one page), or listed from ``cursor``."""
     limit = min(limit, state.api.max_page)
     await state.engine.require_namespace(namespace)
     if q:
