@@ -19,9 +19,9 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from aiokafka import AIOKafkaProducer
 from fixtures import bitemporal
+from fixtures.api_server import serving
 from fixtures.decisions import Decisions
 from fixtures.stack import Stack, StackFactory
 
@@ -30,7 +30,6 @@ from factstream.api.app import create_app
 from factstream.clients import Clients, open_clients
 from factstream.config import Settings
 from factstream.knowledge.materializer import Materializer
-from factstream.services.process import free_port
 from factstream.topics.definitions import TopicName
 from factstream.topics.records import (
     Answer,
@@ -117,24 +116,8 @@ async def _write_facts(clients: Clients) -> dict[str, str]:
 async def _serve(stack: Stack) -> AsyncIterator[Api]:
     async with open_clients(stack.settings) as clients:
         ids = await _write_facts(clients)
-        port = free_port()
-        config = uvicorn.Config(
-            create_app(stack.settings, clients=clients),
-            host="127.0.0.1",
-            port=port,
-            log_level="warning",
-            ws="none",
-        )
-        server = uvicorn.Server(config)
-        task = asyncio.create_task(server.serve())
-        for _ in range(600):
-            if server.started or task.done():
-                break
-            await asyncio.sleep(0.1)
-        assert server.started, "uvicorn did not start"
-        yield Api(f"http://127.0.0.1:{port}", stack, ids)
-        server.should_exit = True
-        await task
+        async with serving(create_app(stack.settings, clients=clients)) as url:
+            yield Api(url, stack, ids)
 
 
 def _env() -> dict[str, str]:
