@@ -57,13 +57,13 @@ demo: setup
 	$(BIN)/factstream demo
 
 lint: setup
-	$(BIN)/ruff check factstream tests bench
-	$(BIN)/ruff format --check factstream tests bench
+	$(BIN)/ruff check factstream tests bench examples
+	$(BIN)/ruff format --check factstream tests bench examples
 	$(BIN)/mypy
 
 format: setup
-	$(BIN)/ruff check --fix factstream tests bench
-	$(BIN)/ruff format factstream tests bench
+	$(BIN)/ruff check --fix factstream tests bench examples
+	$(BIN)/ruff format factstream tests bench examples
 
 # lint, the unit tests, the integration tests: in this order (.NOTPARALLEL), stopping at the
 # first that fails. Together the two pytest runs are the whole suite.

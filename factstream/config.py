@@ -35,6 +35,8 @@ __all__ = [
     "KafkaSettings",
     "LMSettings",
     "LocalSettings",
+    "MirrorSettings",
+    "PostgresSettings",
     "Settings",
     "StoreSettings",
     "WeaviateSettings",
@@ -473,7 +475,54 @@ class LocalSettings(BaseSettings):
     gguf: Path | None = Field(None, description="Serve this GGUF instead of SmolLM2-135M-Instruct.")
     lm_context: int = Field(8192, description="LM server context window, tokens.")
     lm_threads: int = Field(2, description="LM server CPU threads.")
+    postgres_bin_dir: Path | None = Field(
+        None,
+        description="PostgreSQL's initdb and postgres; unset: the newest "
+        "/usr/lib/postgresql/*/bin, else PATH.",
+    )
     start_timeout_s: float = Field(120.0, description="Seconds a service may take to become ready.")
+
+
+class PostgresSettings(BaseSettings):
+    """The PostgreSQL that ``factstream mirror postgres`` writes to by default (and that
+    ``factstream services up --only postgres`` runs on 127.0.0.1)."""
+
+    model_config = _section("FACTSTREAM_POSTGRES_")
+
+    host: str = Field("127.0.0.1", description="PostgreSQL host.")
+    port: int = Field(
+        5433, ge=1, le=65535, description="PostgreSQL port (not 5432: a system cluster's)."
+    )
+    user: str = Field("factstream", description="PostgreSQL user (the local one trusts it).")
+    database: str = Field("factstream", description="Database the mirror writes to.")
+    password: SecretStr | None = Field(None, description="PostgreSQL password, if one is needed.")
+
+    @property
+    def dsn(self) -> str:
+        """A libpq connection string (key=value) for these settings."""
+        parts = {"host": self.host, "port": self.port, "user": self.user, "dbname": self.database}
+        if self.password is not None:
+            parts["password"] = self.password.get_secret_value()
+        return " ".join(f"{key}='{_libpq_quoted(value)}'" for key, value in parts.items())
+
+
+def _libpq_quoted(value: object) -> str:
+    return str(value).replace("\\", "\\\\").replace("'", "\\'")
+
+
+class MirrorSettings(BaseSettings):
+    """``factstream mirror postgres``: the changelog into PostgreSQL, exactly once."""
+
+    model_config = _section("FACTSTREAM_MIRROR_")
+
+    poll_s: float = Field(1.0, gt=0, description="Seconds one poll of the changelog waits.")
+    max_round_records: int = Field(
+        5000, ge=1, description="Records read per poll while catching up to a round's end."
+    )
+    metrics_port: int = Field(
+        9467, ge=0, le=65535, description="Port of the mirror's Prometheus /metrics; 0: off."
+    )
+    metrics_host: str = Field("127.0.0.1", description="Address the mirror's /metrics listens on.")
 
 
 class FeedSettings(BaseSettings):
@@ -525,6 +574,8 @@ class Settings(BaseSettings):
     api: ApiSettings = Field(default_factory=ApiSettings)
     local: LocalSettings = Field(default_factory=LocalSettings)
     feeds: FeedSettings = Field(default_factory=FeedSettings)
+    postgres: PostgresSettings = Field(default_factory=PostgresSettings)
+    mirror: MirrorSettings = Field(default_factory=MirrorSettings)
 
     @classmethod
     def from_env(cls, overrides: Mapping[str, str] | None = None) -> Self:

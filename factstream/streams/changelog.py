@@ -23,7 +23,13 @@ from factstream.streams.producer import TransactionalProducer
 from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import DeadLetter, Document, Fact, FactEdit, Record
 
-__all__ = ["ChangelogPublisher", "first_batches", "in_input_order", "read_changelog"]
+__all__ = [
+    "ChangelogPublisher",
+    "first_batches",
+    "in_input_order",
+    "read_changelog",
+    "settled_ends",
+]
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +111,7 @@ async def read_changelog(
     """
     topic = topic_name(TopicName.FACT_EDITS, kafka.topic_prefix)
     async with assigned_reader(kafka, topic) as (consumer, parts):
-        ends = await _settled_ends(kafka, consumer, parts)
+        ends = await settled_ends(kafka, consumer, parts)
         starts = await _start_offsets(consumer, parts, since_ms)
         for tp in parts:
             if starts[tp] >= ends[tp]:
@@ -115,7 +121,7 @@ async def read_changelog(
                 yield edit
 
 
-async def _settled_ends(
+async def settled_ends(
     kafka: KafkaSettings, consumer: AIOKafkaConsumer, parts: list[TopicPartition]
 ) -> dict[TopicPartition, int]:
     """The read_committed end offsets once no transaction open now is still undecided."""
