@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Make sure the system tools the local stack builds with are present: Java 17+ (Kafka),
 # Maven (Kafka's jars), Go >= 1.21 (builds Weaviate; fetches the Go toolchain Weaviate asks
-# for), cmake and a C++ compiler (llama.cpp), PostgreSQL's server (the mirror and its tests;
-# Debian keeps initdb in /usr/lib/postgresql/<version>/bin, off PATH). Missing ones are installed with apt-get when
+# for), cmake and a C++ compiler (llama.cpp), Debian's Chromium (the web console's
+# browser tests drive it with Playwright: no browser download) and PostgreSQL's server
+# (the mirror and its tests; Debian keeps initdb in /usr/lib/postgresql/<version>/bin,
+# off PATH). Missing ones are installed with apt-get when
 # that is possible (root on Debian/Ubuntu); otherwise this says what to install and fails.
 set -euo pipefail
 
@@ -13,6 +15,7 @@ declare -A apt_pkg=(
   [cmake]=cmake
   [c++]=g++
   [make]=make
+  [chromium]=chromium
   [initdb]=postgresql
 )
 
@@ -21,7 +24,7 @@ has_postgres() {
 }
 
 missing=()
-for tool in java mvn go cmake c++ make; do
+for tool in java mvn go cmake c++ make chromium; do
   command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 done
 has_postgres || missing+=(initdb)
