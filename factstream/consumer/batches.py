@@ -49,8 +49,9 @@ class BatchAssembler:
         pending.edits.setdefault(edit.batch.position, edit)  # a copy changes nothing
         pending.at.append((entry.partition, entry.offset))
 
-    def ready(self) -> list[list[FactEdit]]:
-        """The whole batches that may go now, in input order; they leave the assembler."""
+    def ready(self, limit: int | None = None) -> list[list[FactEdit]]:
+        """The whole batches that may go now, in input order (at most ``limit``, the first
+        ones); they leave the assembler, the rest stay for the next call."""
         first_open: dict[tuple[str, int], int] = {}
         for pending in self._pending.values():
             if not pending.whole:
@@ -67,7 +68,7 @@ class BatchAssembler:
                 out.append((where, pending.edits[0].created_at, batch_id))
         out.sort()  # of two batches for one document, the one created first goes first
         batches = []
-        for _, _, batch_id in out:
+        for _, _, batch_id in out[:limit]:
             pending = self._pending.pop(batch_id)
             batches.append([pending.edits[i] for i in range(pending.size)])
         return batches
