@@ -1,8 +1,9 @@
-"""The mirror's loop: read the changelog in rounds, write each round in one transaction.
+"""The mirror's loop: read the changelog in rounds, write them in short transactions.
 
 A round reads every partition up to its read_committed end as the round began (so a
 document batch committed before then is whole, wherever its edits landed), hands the whole
-batches to the database in their documents' input order, and stores next offsets that stop
+batches to the database in their documents' input order (in transactions of at most
+``FACTSTREAM_MIRROR_MAX_TRANSACTION_BATCHES``), and stores next offsets that stop
 before any edit of a batch still incomplete: a restart reads those again (and passes over
 the records between there and where it had read that are in the tables already). Records of an
 unknown schema version or unreadable ones go to the ``dead_letters`` table with the reason;
