@@ -21,7 +21,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from aiokafka.errors import KafkaError
+from aiokafka.errors import KafkaError, ProducerFenced
 
 from factstream.clients import Clients
 from factstream.concurrency import backoff_delay
@@ -175,6 +175,10 @@ class Editor:
             try:
                 early, decided = decided, None  # a retry decides afresh
                 return await self._process(record, recovered, early)
+            except ProducerFenced:
+                # Another worker owns the partition now (this one was paused past its session
+                # timeout, a zombie): it must neither publish nor decide again. Never retried.
+                raise
             except _TRANSIENT as exc:  # an outage: wait as long as it lasts
                 outages += 1
                 delay = backoff_delay(outages, 0.5, 30.0)

@@ -14,18 +14,25 @@ Ports come from the same settings as the single-node stack, one node after anoth
 from __future__ import annotations
 
 from factstream.config import KafkaSettings, LocalSettings, Settings, WeaviateSettings
+from factstream.errors import ServiceError
 from factstream.services.base import LocalService
 from factstream.services.kafka import KafkaQuorum, KafkaService, new_cluster_id
 from factstream.services.process import CacheLayout
 from factstream.services.weaviate import WeaviatePeers, WeaviateService
 
-__all__ = ["CLUSTER_SIZE", "ClusterError", "cluster_services", "kafka_cluster", "weaviate_cluster"]
+__all__ = [
+    "CLUSTER_SIZE",
+    "ClusterSettingsInvalid",
+    "cluster_services",
+    "kafka_cluster",
+    "weaviate_cluster",
+]
 
 CLUSTER_SIZE = 3
 
 
-class ClusterError(ValueError):
-    """The settings do not describe a cluster (too few bootstrap servers, a remote host)."""
+class ClusterSettingsInvalid(ServiceError):
+    """The settings do not describe a cluster (not one bootstrap server per broker)."""
 
 
 def kafka_cluster(
@@ -34,7 +41,7 @@ def kafka_cluster(
     """One KafkaService per broker of ``kafka.bootstrap_servers``, node 1 first."""
     servers = [s.strip() for s in kafka.bootstrap_servers.split(",") if s.strip()]
     if len(servers) != size:
-        raise ClusterError(
+        raise ClusterSettingsInvalid(
             f"a {size}-broker cluster needs {size} servers in FACTSTREAM_KAFKA_BOOTSTRAP_SERVERS"
             f" (one per broker), not {kafka.bootstrap_servers!r}"
         )

@@ -9,7 +9,7 @@ import pytest
 from test_manager import EchoService
 
 from factstream.config import Settings
-from factstream.services.cluster import ClusterError
+from factstream.services.cluster import ClusterSettingsInvalid
 from factstream.services.kafka import KafkaService
 from factstream.services.manager import ServiceState, build_services, start_services, stop_services
 from factstream.services.process import CacheLayout, free_ports, port_is_free
@@ -94,7 +94,7 @@ def test_a_cluster_needs_one_bootstrap_server_per_broker(
     cluster_env: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FACTSTREAM_KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:19092")
-    with pytest.raises(ClusterError, match="3 servers"):
+    with pytest.raises(ClusterSettingsInvalid, match="3 servers"):
         build_services(Settings(), ["kafka"], cluster=True)
 
 
