@@ -42,7 +42,9 @@ from fixtures.stack import Stack, StackFactory
 
 from factstream.agents.worker import EXIT_FENCED, partition_transactional_id
 from factstream.knowledge.pipeline import EditPlan, PlannedEdit, to_records
+from factstream.services.weaviate import WeaviateService
 from factstream.streams.changelog import ChangelogPublisher
+from factstream.topics.definitions import TopicName
 from factstream.topics.records import DecidedBy, Document, EditOp, FactEdit, InputRef
 
 if TYPE_CHECKING:
@@ -53,6 +55,8 @@ __all__ = ["private_cluster"]
 SEED = 20261125
 PARTITIONS = 8
 _GENERATION = re.compile(r"Joined group '[^']+' \(generation (\d+)\)")
+# A worker log's outcome line: "[2026-11-25 17:23:26,930] [pid] [INFO] outcome ...".
+_OUTCOME_AT = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] .* outcome ", re.M)
 _ENV = {"FACTSTREAM_WORKER_PARTITIONS": str(PARTITIONS)}
 
 
@@ -224,3 +228,146 @@ async def test_a_partitions_new_publisher_fences_the_old_one(
     finally:
         await old.stop()
     assert len(await stack.changelog()) == len(batch)  # the new owner's copy only
+
+
+async def open_transactions(stack: Stack) -> dict[str, list[int]]:
+    """Partitions of the output topics whose last stable offset trails the high watermark:
+    a transaction still open there."""
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    bootstrap = stack.settings.kafka.bootstrap_servers
+    names = [stack.topic(n) for n in (TopicName.FACT_EDITS, TopicName.FACTS)]
+    parts = [TopicPartition(t, p) for t in names for p in range(PARTITIONS)]
+    ends: list[dict[TopicPartition, int]] = []
+    for isolation in ("read_committed", "read_uncommitted"):
+        consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, isolation_level=isolation)
+        await consumer.start()
+        try:
+            ends.append(await consumer.end_offsets(parts))
+        finally:
+            await consumer.stop()
+    stable, high = ends
+    found: dict[str, list[int]] = {}
+    for tp in parts:
+        if stable[tp] < high[tp]:
+            found.setdefault(tp.topic, []).append(tp.partition)
+    return found
+
+
+def _outcome_gaps(stack: Stack, since: float) -> float:
+    """The longest time between consecutive outcomes logged after ``since`` (epoch s)."""
+    stamps = sorted(
+        time.mktime(time.strptime(m[:19], "%Y-%m-%d %H:%M:%S")) + float("0." + m[20:23])
+        for m in re.findall(
+            r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})[^\]]*\][^\n]* outcome ", _logs(stack)
+        )
+    )
+    stamps = [s for s in stamps if s >= since]
+    return max((b - a for a, b in zip(stamps, stamps[1:], strict=False)), default=0.0)
+
+
+async def test_a_broker_sigkilled_mid_stream_loses_nothing_and_leaves_no_transaction_open(
+    private_cluster: PrivateCluster, stack_factory: StackFactory, scale: Scale, figures: Figures
+) -> None:
+    count = scale.pick(300, 64)
+    scenario = stream_scenario(count, seed=27, shops=16)
+    reference = await _reference(stack_factory, scenario)
+    scenario.decisions.delay = {"[doc-": 0.05}
+    stack = await stack_factory(scenario.decisions, **_env(private_cluster))
+    for _ in range(2):
+        stack.start_worker()
+    streaming = asyncio.create_task(stream_documents(stack, scenario.documents, per_second=25))
+    await stack.wait_outcomes(count // 3, timeout_s=600)
+    broker = private_cluster.kafka[random.Random(SEED).randrange(3)]  # noqa: S311
+    killed = time.time()
+    down_s = await asyncio.to_thread(broker.restart, kill=True, down_s=5.0)
+    await streaming
+    await stack.wait_outcomes(count, timeout_s=900)
+    longest_gap = _outcome_gaps(stack, killed - 1)
+
+    edits = await stack.changelog()
+    actual = await snapshot(stack, scenario)
+    hanging = await open_transactions(stack)
+    figures.record(
+        "scaleout_broker_kill",
+        f"{count} documents, 2 workers, broker {broker.service.instance} SIGKILLed after "
+        f"{count // 3} outcomes, back after {down_s:.0f}s; longest pause between outcomes "
+        f"from the kill on {longest_gap:.1f}s; open transactions after: {hanging or 'none'}",
+        documents=count,
+        down_s=round(down_s, 1),
+        longest_gap_s=round(longest_gap, 1),
+        open_transactions=hanging,
+    )
+    _check(actual, reference, stack, edits)
+    assert hanging == {}
+    assert all(w.poll() is None for w in stack.workers)  # the same workers went on
+
+
+async def _node_facts(
+    cluster: PrivateCluster, node: int, stack: Stack, scenario: Scenario
+) -> dict[str, dict[str, object]]:
+    """Every fact of the scenario's namespaces as read through one Weaviate node at ONE."""
+    from factstream.store.weaviate_store import WeaviateFactStore
+
+    service = cluster.weaviate[node].service
+    assert isinstance(service, WeaviateService)
+    connection = stack.settings.weaviate.model_copy(
+        update={"http_port": service.weaviate.http_port, "grpc_port": service.weaviate.grpc_port}
+    )
+    store_settings = stack.settings.store.model_copy(update={"consistency": "ONE"})
+    store = await WeaviateFactStore.open(connection, store_settings)
+    try:
+        facts: dict[str, dict[str, object]] = {}
+        for namespace in scenario.namespaces:
+            page = await store.list_facts(namespace, include_false=True, limit=100_000)
+            facts[namespace] = {f.fact_id: f for f in page.facts}
+        return facts
+    finally:
+        await store.close()
+
+
+async def test_a_weaviate_node_sigkilled_mid_stream_and_every_node_agrees_after(
+    private_cluster: PrivateCluster, stack_factory: StackFactory, scale: Scale, figures: Figures
+) -> None:
+    count = scale.pick(300, 64)
+    scenario = stream_scenario(count, seed=27, shops=16)
+    reference = await _reference(stack_factory, scenario)
+    scenario.decisions.delay = {"[doc-": 0.05}
+    stack = await stack_factory(scenario.decisions, **_env(private_cluster))
+    stack.start_worker()
+    streaming = asyncio.create_task(stream_documents(stack, scenario.documents, per_second=25))
+    await stack.wait_outcomes(count // 3, timeout_s=600)
+    node = private_cluster.weaviate[2]  # not node 0, which the clients use
+    killed = time.time()
+    await asyncio.to_thread(node.stop, kill=True)
+    await stack.wait_outcomes(count // 3 + 10, timeout_s=600)  # the stream goes on without it
+    while_down = len(stack.outcomes()) - count // 3
+    await asyncio.to_thread(node.start)
+    back = time.monotonic()
+    await streaming
+    await stack.wait_outcomes(count, timeout_s=900)
+    longest_gap = _outcome_gaps(stack, killed - 1)
+
+    edits = await stack.changelog()
+    actual = await snapshot(stack, scenario)
+    _check(actual, reference, stack, edits)
+    # Every node answers alone (ONE) with the reference's facts, once repaired.
+    deadline, views = time.monotonic() + 300, []
+    while time.monotonic() < deadline:
+        views = [await _node_facts(private_cluster, i, stack, scenario) for i in range(3)]
+        if all(view == reference.facts for view in views):
+            break
+        await asyncio.sleep(2)
+    agreed_s = time.monotonic() - back
+    figures.record(
+        "scaleout_weaviate_kill",
+        f"{count} documents, Weaviate node3 SIGKILLed after {count // 3} outcomes, "
+        f"{while_down}+ documents edited while it was down; longest pause between outcomes "
+        f"{longest_gap:.1f}s; all three nodes read alike {agreed_s:.0f}s after its restart",
+        documents=count,
+        edited_while_down=while_down,
+        longest_gap_s=round(longest_gap, 1),
+        nodes_agree_after_s=round(agreed_s, 1),
+    )
+    for i, view in enumerate(views):
+        assert view == reference.facts, f"node{i + 1} differs"
