@@ -43,7 +43,7 @@ Cluster = Annotated[
         "--cluster",
         help="Kafka and Weaviate as three-node clusters: brokers from "
         "FACTSTREAM_KAFKA_BOOTSTRAP_SERVERS (three), Weaviate on three consecutive ports "
-        "(docs/operations.md#a-local-cluster).",
+        "(docs/operations.md, A local cluster).",
     ),
 ]
 
