@@ -101,6 +101,17 @@ class StoreSettings(BaseSettings):
         "{prefix}AppliedBatch); tests use unique ones.",
     )
     write_batch_size: int = Field(200, ge=1, description="Facts per Weaviate batch request.")
+    replication_factor: int = Field(
+        1,
+        ge=1,
+        description="Copies of each collection's shards in a Weaviate cluster (set when a "
+        "collection is created; 3 on a three-node cluster).",
+    )
+    consistency: Literal["ONE", "QUORUM", "ALL"] = Field(
+        "QUORUM",
+        description="Weaviate consistency level of every read and write: replicas that must "
+        "answer (QUORUM: 2 of 3).",
+    )
     search_overfetch: int = Field(
         3,
         ge=1,
@@ -341,6 +352,12 @@ class WorkerSettings(BaseSettings):
         8, ge=1, description="Partitions of the keyed topics; bounds the workers in parallel."
     )
     replication: int = Field(1, ge=1, description="Replication factor of created topics.")
+    min_insync_replicas: int = Field(
+        1,
+        ge=1,
+        description="min.insync.replicas of created topics: replicas that must have a write "
+        "before acks=all succeeds (2 with replication 3).",
+    )
     max_document_bytes: int = Field(
         262_144, ge=1, description="Larger documents go to the dead-letter topic."
     )

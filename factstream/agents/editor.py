@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
-from aiokafka.errors import KafkaError
+from aiokafka.errors import KafkaError, ProducerFenced
 
 from factstream.clients import Clients
 from factstream.concurrency import backoff_delay
@@ -183,6 +183,10 @@ class Editor:
             try:
                 early, decided = decided, None  # a retry decides afresh
                 return await self._process(record, recovered, early)
+            except ProducerFenced:
+                # Another worker owns the partition now (this one was paused past its session
+                # timeout, a zombie): it must neither publish nor decide again. Never retried.
+                raise
             except _TRANSIENT as exc:  # an outage: wait as long as it lasts
                 self.changed = None  # it may have applied part of a batch
                 outages += 1

@@ -16,7 +16,7 @@ from typing import Any, cast
 import weaviate
 from weaviate import exceptions as wx
 from weaviate.classes.aggregate import Metrics
-from weaviate.classes.config import Configure, DataType, Property, Tokenization
+from weaviate.classes.config import Configure, ConsistencyLevel, DataType, Property, Tokenization
 from weaviate.classes.data import DataObject
 from weaviate.classes.init import Auth
 from weaviate.classes.query import Filter, MetadataQuery, Sort
@@ -110,8 +110,12 @@ class WeaviateFactStore:
     ) -> None:
         """Wrap a connected client whose collections exist; :meth:`open` does both."""
         self._client, self._url = client, url
-        self._facts = client.collections.use(collections.facts.name)
-        self._batches = client.collections.use(collections.batches.name)
+        # Every read and write waits for the replicas the consistency level asks for.
+        level = ConsistencyLevel(settings.consistency)
+        self._facts = client.collections.use(collections.facts.name).with_consistency_level(level)
+        self._batches = client.collections.use(collections.batches.name).with_consistency_level(
+            level
+        )
         self._batch_size, self._overfetch = settings.write_batch_size, settings.search_overfetch
         self._tenants: set[str] = set()
         self._valid_ready: set[str] = set()  # namespaces whose objects all have valid time
@@ -138,7 +142,7 @@ class WeaviateFactStore:
             with store._translated("connect"):
                 await client.connect()
                 for spec in (collections.facts, collections.batches):
-                    await _ensure_collection(client, spec)
+                    await _ensure_collection(client, spec, settings.replication_factor)
         except BaseException:
             await client.close()
             raise
@@ -606,7 +610,9 @@ def _vector_of(obj: _Obj) -> Sequence[float]:
     return cast("Sequence[float]", stored)
 
 
-async def _ensure_collection(client: weaviate.WeaviateAsyncClient, spec: CollectionSpec) -> None:
+async def _ensure_collection(
+    client: weaviate.WeaviateAsyncClient, spec: CollectionSpec, replication_factor: int = 1
+) -> None:
     """Create the collection unless it exists; add properties an older version lacked."""
     if not await client.collections.exists(spec.name):
         try:
@@ -617,6 +623,7 @@ async def _ensure_collection(client: weaviate.WeaviateAsyncClient, spec: Collect
                 multi_tenancy_config=Configure.multi_tenancy(
                     enabled=True, auto_tenant_creation=True, auto_tenant_activation=True
                 ),
+                replication_config=Configure.replication(factor=replication_factor),
             )
             return
         except wx.UnexpectedStatusCodeError:
