@@ -45,11 +45,12 @@ $(VENV)/.installed: pyproject.toml deploy/local/require-tools.sh
 	@touch $@
 
 # First run: resolves Kafka from Maven Central, builds Weaviate (go install),
-# llama-cpp-python and promtool (go build, for the monitoring tests); about 15-25 minutes.
-# Cached in $${FACTSTREAM_CACHE_DIR:-~/.cache/factstream}.
+# llama-cpp-python and promtool (go build, for the monitoring tests), exports the embedding
+# model to ONNX (seconds); about 15-25 minutes. Cached in $${FACTSTREAM_CACHE_DIR:-~/.cache/factstream}.
 provision: setup
 	$(BIN)/factstream services provision
 	$(BIN)/python -m factstream.services.promtool
+	$(BIN)/python -m factstream.embed.onnx_export
 
 services: setup
 	$(BIN)/factstream services up

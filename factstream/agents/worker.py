@@ -225,7 +225,12 @@ async def _edit_partition(
         await runtime.processed(record, outcome, app.consumer.highwater(msg.tp))
 
     window: Window[Any] = Window(
-        editor, recovered, settings.editor.window, partition, settings.editor.lookahead
+        editor,
+        recovered,
+        settings.editor.window,
+        partition,
+        lookahead=settings.editor.lookahead,
+        ahead=settings.embed.batch_size,
     )
     try:
         await window.run(events.events(), _record, committed)

@@ -199,13 +199,28 @@ class WeaviateFactStore:
     async def get(self, namespace: str, fact_ids: Sequence[str]) -> dict[str, Fact]:
         """The facts among ``fact_ids`` that exist, by id."""
         found: dict[str, Fact] = {}
+        for obj in await self._facts_by_ids(namespace, fact_ids, with_vectors=False):
+            fact = fact_from_properties(obj.properties)
+            found[fact.fact_id] = fact
+        return found
+
+    async def get_stored(self, namespace: str, fact_ids: Sequence[str]) -> dict[str, StoredFact]:
+        """The facts among ``fact_ids`` that exist, by id, with their vectors."""
+        found: dict[str, StoredFact] = {}
+        for obj in await self._facts_by_ids(namespace, fact_ids, with_vectors=True):
+            fact = fact_from_properties(obj.properties)
+            found[fact.fact_id] = StoredFact(fact, _vector_of(obj))
+        return found
+
+    async def _facts_by_ids(
+        self, namespace: str, fact_ids: Sequence[str], *, with_vectors: bool
+    ) -> list[_Obj]:
+        objects: list[_Obj] = []
         unique = list(dict.fromkeys(fact_ids))
         for start in range(0, len(unique), _ID_CHUNK):
             ids = [fact_uuid(namespace, fact_id) for fact_id in unique[start : start + _ID_CHUNK]]
-            for obj in await self._by_ids(self._facts, namespace, ids):
-                fact = fact_from_properties(obj.properties)
-                found[fact.fact_id] = fact
-        return found
+            objects += await self._by_ids(self._facts, namespace, ids, with_vectors=with_vectors)
+        return objects
 
     async def list_facts(
         self,
@@ -452,13 +467,22 @@ class WeaviateFactStore:
         return failed
 
     async def _by_ids(
-        self, collection: _Collection, namespace: str, ids: list[uuid.UUID]
+        self,
+        collection: _Collection,
+        namespace: str,
+        ids: list[uuid.UUID],
+        *,
+        with_vectors: bool = False,
     ) -> list[_Obj]:
         query = collection.with_tenant(namespace).query
         return await self._objects(
             collection,
             namespace,
-            query.fetch_objects(filters=Filter.by_id().contains_any(ids), limit=len(ids)),
+            query.fetch_objects(
+                filters=Filter.by_id().contains_any(ids),
+                limit=len(ids),
+                include_vector=with_vectors,
+            ),
         )
 
     async def _objects(
