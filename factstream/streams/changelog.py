@@ -39,12 +39,25 @@ _SETTLE_TIMEOUT_S = 900.0
 
 
 class ChangelogPublisher:
-    """A transactional producer for factstream's output topics."""
+    """A transactional producer for factstream's output topics.
 
-    def __init__(self, kafka: KafkaSettings, client_id: str = "factstream") -> None:
-        # Unique per process: a restarted worker never has to wait on its predecessor's
-        # open transaction, which the broker aborts when it times out.
-        self.sender = TransactionalProducer(kafka, client_id, f"{client_id}-{uuid.uuid4().hex}")
+    Args:
+        kafka: the cluster and the topic prefix.
+        client_id: the Kafka client id.
+        transactional_id: fixed, to fence every earlier producer with that id (the worker's
+            per-partition publishers); by default unique per process, so it never waits on
+            a predecessor's open transaction (the broker aborts that one at its timeout).
+    """
+
+    def __init__(
+        self,
+        kafka: KafkaSettings,
+        client_id: str = "factstream",
+        transactional_id: str | None = None,
+    ) -> None:
+        self.sender = TransactionalProducer(
+            kafka, client_id, transactional_id or f"{client_id}-{uuid.uuid4().hex}"
+        )
 
     async def start(self) -> None:
         await self.sender.start()
