@@ -4,7 +4,9 @@ A document's edits go out in one transaction, keyed by fact id, so they spread o
 changelog's partitions and arrive interleaved with other batches. ``BatchAssembler`` holds
 a batch's edits until it is whole, then hands batches out sorted by their input position
 (a namespace's documents come from one input partition, in order), holding a whole batch
-back while an earlier document of its input partition is still incomplete.
+back while an earlier document of its input partition is still incomplete. Feed it from a
+``ChangelogConsumer`` with ``dedupe_window=0``: a document's second batch shares edit ids
+with its first, and with some dropped it would never be whole.
 """
 
 from __future__ import annotations
