@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from factstream.embed.base import Embedder
@@ -37,6 +37,7 @@ class Outcome:
     applied: bool  # False: this document already had a batch (this one was a duplicate)
     changed: list[Fact]
     skipped: list[tuple[FactEdit, str]]
+    stored: list[StoredFact] = field(default_factory=list)  # the changed facts, with vectors
 
 
 def check_batch(edits: Sequence[FactEdit]) -> AppliedBatch:
@@ -69,15 +70,17 @@ class Materializer:
         namespace = edits[0].namespace
         if await self.store.applied_batch(namespace, batch.document_id) is not None:
             return Outcome(applied=False, changed=[], skipped=[])
-        stored = await self.store.get_stored(namespace, sorted(touched_fact_ids(edits)))
-        result: ApplyResult = apply_edits({i: s.fact for i, s in stored.items()}, edits)
+        before = await self.store.get_stored(namespace, sorted(touched_fact_ids(edits)))
+        result: ApplyResult = apply_edits({i: s.fact for i, s in before.items()}, edits)
         changed = list(result.changed.values())
+        stored: list[StoredFact] = []
         if changed:
-            await self.store.upsert(namespace, await self._vectors(changed, stored))
+            stored = await self._vectors(changed, before)
+            await self.store.upsert(namespace, stored)
             if self.sink is not None:
                 await self.sink.publish_facts(changed)
         await self.store.record_batch(namespace, batch)
-        return Outcome(applied=True, changed=changed, skipped=result.skipped)
+        return Outcome(applied=True, changed=changed, skipped=result.skipped, stored=stored)
 
     async def _vectors(
         self, changed: list[Fact], stored: dict[str, StoredFact]
