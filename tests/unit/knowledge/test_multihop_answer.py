@@ -138,3 +138,10 @@ async def test_a_kafka_question_in_multi_hop_mode_is_answered_with_its_hops() ->
     assert answer.schema_version == 4 and answer.mode == "multi_hop"
     assert answer.hops is not None and [h.entity for h in answer.hops] == ["Ana Silva", "Orbit"]
     assert answer.hops[1].facts and answer.hops[1].facts[0].text == TRIPLES[2][2]
+
+
+async def test_a_plan_over_the_hop_limit_is_not_followed() -> None:
+    lm = ScriptedLM([_answer_from_prompt])
+    engine, _ = await _engine(lm, max_hops=1)
+    result = await engine.ask(AskRequest(BOTH, NS, mode="multi_hop"))
+    assert result.mode == "single" and result.hops == []
