@@ -90,7 +90,9 @@ class AskBody(_Body):
         "the question names. Not with valid_at.",
     )
     stream: bool = Field(
-        False, description="Reply with server-sent events: facts, then answer, then done."
+        False,
+        description="Reply with server-sent events: facts, a token per piece the LM writes, "
+        "then answer, then done.",
     )
     mode: AskMode | None = Field(
         None,

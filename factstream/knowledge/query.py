@@ -38,7 +38,7 @@ from factstream.prompts.answer import HistoryEntry as PromptHistory
 from factstream.store.base import FactStore, SearchHit
 from factstream.store.rules import valid_interval
 from factstream.tasks.answering import answer_choice, answer_free, check_answer
-from factstream.tasks.runner import TaskRunner
+from factstream.tasks.runner import AttemptSink, TaskRunner
 from factstream.temporal.intervals import ValidInterval, at
 from factstream.topics.records import (
     Answer,
@@ -447,17 +447,28 @@ class QueryEngine:
         facts: Sequence[UsedFact],
         timings: dict[str, float] | None = None,
         valid_time: ValidTime | None = None,
+        on_token: AttemptSink | None = None,
     ) -> AskResult:
-        """Ask the LM with the ERASE A.3 prompt (multiple choice when ``choices`` are given)."""
+        """Ask the LM with the ERASE A.3 prompt (multiple choice when ``choices`` are given).
+
+        ``on_token`` receives the answer's pieces as the LM writes them (streamed).
+        """
         timings = timings if timings is not None else {}
         shown = prompt_facts(facts)
         start = time.perf_counter()
         if request.choices is not None:
             result = await answer_choice(
-                self._runner, request.question, request.choices, shown, as_of=request.as_of
+                self._runner,
+                request.question,
+                request.choices,
+                shown,
+                as_of=request.as_of,
+                on_token=on_token,
             )
         else:
-            result = await answer_free(self._runner, request.question, shown, as_of=request.as_of)
+            result = await answer_free(
+                self._runner, request.question, shown, as_of=request.as_of, on_token=on_token
+            )
         timings["answer"] = time.perf_counter() - start
         return AskResult(
             answer=result.value.answer,
@@ -525,14 +536,35 @@ class QueryEngine:
         return Gathered((facts + more)[: max(top_k, len(facts))], valid, mode_used, hops)
 
     async def respond(
-        self, request: AskRequest, gathered: Gathered, timings: dict[str, float] | None = None
+        self,
+        request: AskRequest,
+        gathered: Gathered,
+        timings: dict[str, float] | None = None,
+        on_token: AttemptSink | None = None,
     ) -> AskResult:
         """Answer from the gathered facts; with ``self_check``, check the draft and, when the
         facts do not support it, retrieve once more with the question and the draft
-        (at most ``max_rounds`` rounds)."""
+        (at most ``max_rounds`` rounds).
+
+        ``on_token`` receives each answer's pieces as the LM writes them; a second round's
+        attempts are numbered after the first round's, so they replace its draft.
+        """
         timings = timings if timings is not None else {}
         facts, rounds = gathered.facts, 1
-        result = await self.answer(request, facts, timings, gathered.valid_time)
+        attempts = [0]
+
+        async def first(attempt: int, text: str) -> None:
+            attempts[0] = max(attempts[0], attempt)
+            if on_token is not None:
+                await on_token(attempt, text)
+
+        async def later(attempt: int, text: str) -> None:
+            if on_token is not None:
+                await on_token(attempts[0] + attempt, text)
+
+        result = await self.answer(
+            request, facts, timings, gathered.valid_time, on_token=first if on_token else None
+        )
         confidence = await self._check(request, result, timings, "verify")
         if confidence == 0.0 and self._settings.max_rounds >= 2:
             rounds = 2
@@ -544,7 +576,9 @@ class QueryEngine:
             seen = {f.fact.fact_id for f in found}
             facts = found + [f for f in facts if f.fact.fact_id not in seen]
             second: dict[str, float] = {}
-            result = await self.answer(request, facts, second, gathered.valid_time)
+            result = await self.answer(
+                request, facts, second, gathered.valid_time, on_token=later if on_token else None
+            )
             timings["answer_2"] = second["answer"]
             confidence = await self._check(request, result, timings, "verify_2")
         if self._metrics is not None:

@@ -8,7 +8,7 @@ from datetime import datetime
 from factstream.prompts import answer, verify_answer
 from factstream.prompts.answer import FactWithHistory, QuestionAnswer
 from factstream.prompts.registry import typed_prompt
-from factstream.tasks.runner import TaskResult, TaskRunner
+from factstream.tasks.runner import AttemptSink, TaskResult, TaskRunner
 
 __all__ = [
     "DEFAULT_ANSWER_CHOICE",
@@ -33,6 +33,7 @@ async def answer_choice(
     as_of: datetime | None = None,
     prompt: str = DEFAULT_ANSWER_CHOICE,
     use_cache: bool = True,
+    on_token: AttemptSink | None = None,
 ) -> TaskResult[QuestionAnswer]:
     """Pick one of ``choices`` (verbatim), with brief reasoning.
 
@@ -44,12 +45,13 @@ async def answer_choice(
         as_of: The time the question is about (None: now).
         prompt: An ``answer_choice`` version.
         use_cache: Whether the response cache may answer.
+        on_token: Streams the answer's pieces here (TaskRunner.run).
     """
     spec = typed_prompt(prompt, answer.CHOICE_V1)
     ctx = answer.AnswerChoiceContext(
         question=question, choices=tuple(choices), facts=tuple(facts), as_of=as_of
     )
-    return await runner.run(spec, ctx, use_cache=use_cache)
+    return await runner.run(spec, ctx, use_cache=use_cache, on_token=on_token)
 
 
 async def answer_free(
@@ -60,11 +62,12 @@ async def answer_free(
     as_of: datetime | None = None,
     prompt: str = DEFAULT_ANSWER_FREE,
     use_cache: bool = True,
+    on_token: AttemptSink | None = None,
 ) -> TaskResult[QuestionAnswer]:
     """A short free-form answer, with brief reasoning."""
     spec = typed_prompt(prompt, answer.FREE_V1)
     ctx = answer.AnswerFreeContext(question=question, facts=tuple(facts), as_of=as_of)
-    return await runner.run(spec, ctx, use_cache=use_cache)
+    return await runner.run(spec, ctx, use_cache=use_cache, on_token=on_token)
 
 
 async def check_answer(

@@ -62,8 +62,13 @@ def test_streamed_multi_hop_sends_the_chains_facts_first(http: TestClient) -> No
     body = {"question": BOTH, "namespace": NS, "mode": "multi_hop", "stream": True}
     with http.stream("POST", "/v1/ask", json=body) as response:
         text = "".join(response.iter_text())
-    events = [block for block in text.split("\n\n") if block.strip()]
-    facts = json.loads(events[0].split("data: ", 1)[1])["facts"]
-    answer = json.loads(events[1].split("data: ", 1)[1])
+    blocks = [block for block in text.split("\n\n") if block.strip()]
+    events = [
+        (block.split("\n", 1)[0].removeprefix("event: "), block.split("data: ", 1)[1])
+        for block in blocks
+    ]
+    assert events[0][0] == "facts" and [name for name, _ in events][-2:] == ["answer", "done"]
+    facts = json.loads(events[0][1])["facts"]
+    answer = json.loads(events[-2][1])
     assert [f["text"] for f in facts] == [f["text"] for f in answer["facts"]]
     assert answer["mode"] == "multi_hop" and len(answer["hops"]) == 2
