@@ -300,6 +300,25 @@ class EditorSettings(BaseSettings):
         True,
         description="A surname or an acronym names an entity too (Emmert, NCAA).",
     )
+    retrieval_title: bool = Field(
+        False,
+        description="Also query with the document's title (without one, the words of its "
+        "source URL's last segment); the names in it count as named.",
+    )
+    retrieval_relation_lift: float = Field(
+        0.0,
+        ge=0.0,
+        le=2.0,
+        description="Added to the score of facts whose relation the document spells out "
+        "(head of state).",
+    )
+    retrieval_floor_margin: float = Field(
+        0.0,
+        ge=0.0,
+        le=2.0,
+        description="An adaptive floor: facts the document does not name also need a cosine "
+        "within this of the best candidate's (0: the fixed floor alone).",
+    )
 
     @field_validator(
         "classify_prompt",
