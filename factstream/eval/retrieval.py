@@ -57,28 +57,35 @@ class RetrievalReport:
 
 
 def retrieval_variants(editor: EditorSettings) -> list[Retrieval]:
-    """The configured retrieval first, then each stage switched off or changed alone."""
-    best = Retrieval.from_settings(editor).but(f"configured (lift {editor.retrieval_subject_lift})")
-    plain = best.but("rerank only", names_query=False, subject_lift=0.0, named_pass=False)
+    """The configured retrieval first, the earlier ones, then each stage changed alone."""
+    best = Retrieval.from_settings(editor).but("configured")
+    earlier = best.but(
+        "issue 20's first default (names, subject lift)",
+        title=False,
+        relation_lift=0.0,
+        object_lift=0.0,
+        older_drop=0.0,
+        subject_cap=0,
+        floor_margin=0.0,
+    )
     return [
         best,
-        best.but("store hybrid, no rerank (before)", first_stage=0),
-        best.but("store dense only, no rerank", first_stage=0, alpha=1.0),
-        plain,
-        plain.but("rerank + names query", names_query=True),
-        best.but("subject lift 0.1", subject_lift=0.1),
-        best.but("subject lift 0.5", subject_lift=0.5),
-        best.but("no surnames or acronyms", short_names=False),
+        best.but("store hybrid, no rerank (before issue 20)", first_stage=0),
+        earlier,
+        best.but("no title query", title=False),
+        best.but("no drop for older facts", older_drop=0.0),
+        best.but("older facts drop 0.1", older_drop=0.1),
+        best.but("no subject cap", subject_cap=0),
+        best.but("no relation cue", relation_lift=0.0),
+        best.but("no object lift", object_lift=0.0),
+        best.but("object lift 0.3", object_lift=0.3),
+        best.but("adaptive floor: margin 0.1", floor_margin=0.1),
+        best.but("adaptive floor: margin 0.2", floor_margin=0.2),
         best.but("named facts below floor cut", named_pass=False),
-        best.but("names in fact text, not structure", structured=False),
         best.but("no names query", names_query=False),
-        best.but("object lift 0.1", object_lift=0.1),
         best.but("sentence queries (8)", sentences=8),
-        best.but("object lift 0.1 + sentences (8)", object_lift=0.1, sentences=8),
         best.but("rank by reciprocal rank", rank="rrf"),
-        best.but("rank by hybrid score", rank="hybrid"),
-        best.but("first stage 20", first_stage=20),
-        best.but("first stage 100", first_stage=100),
+        best.but("first stage 150", first_stage=150),
         best.but("dense first stage", alpha=1.0),
     ]
 

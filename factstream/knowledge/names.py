@@ -12,6 +12,7 @@ words ("NCAA"). No model, no list of entities: a regex over the text.
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 from urllib.parse import urlsplit
 
@@ -94,12 +95,23 @@ def _compiled(alias: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){re.escape(alias)}(?!\w)")
 
 
+@lru_cache(maxsize=1024)
+def _folded(text: str) -> str:
+    """``text`` without accents: "Bajraktarević" as a URL or a keyboard writes it."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
 def mentions(text: str, name: str | None, *, short: bool = True) -> bool:
-    """Whether ``text`` names ``name`` (case-sensitive; a multi-word form also in capitals)."""
+    """Whether ``text`` names ``name`` (case-sensitive; a multi-word form also in capitals).
+
+    Accents do not count: "Bajraktarevic" names "Esmir Bajraktarević".
+    """
     if not name:
         return False
+    text = _folded(text)
     upper = text.upper()
-    for alias in aliases(name, short=short):
+    for alias in {_folded(a) for a in aliases(name, short=short)}:
         if _compiled(alias).search(text):
             return True
         if " " in alias and _compiled(alias.upper()).search(upper):

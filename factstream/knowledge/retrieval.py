@@ -69,6 +69,8 @@ class Retrieval:
     title: bool = False  # also query with the title (or the source URL's words); names count
     relation_lift: float = 0.0  # for facts whose relation the document spells out
     floor_margin: float = 0.0  # > 0: unnamed facts also need the best cosine less this
+    older_drop: float = 0.0  # off a fact with a newer one of its subject and relation pooled
+    subject_cap: int = 0  # > 0: a subject's facts past this many rank after the others
 
     @classmethod
     def from_settings(cls, editor: EditorSettings) -> Retrieval:
@@ -88,6 +90,8 @@ class Retrieval:
             title=editor.retrieval_title,
             relation_lift=editor.retrieval_relation_lift,
             floor_margin=editor.retrieval_floor_margin,
+            older_drop=editor.retrieval_older_drop,
+            subject_cap=editor.retrieval_subject_cap,
         )
 
     def but(self, name: str, **changes: object) -> Retrieval:
@@ -213,6 +217,7 @@ async def ranked_candidates(
             entry = pool.setdefault(hit.fact.fact_id, _Pooled(hit, hit.similarity))
             entry.similarity = max(entry.similarity, hit.similarity)
             entry.fused += _RRF_K / (_RRF_K + rank)  # 1.0 for a first place
+    older = _older(pool) if how.older_drop else set()
     scored = []
     best = max((entry.similarity for entry in pool.values()), default=0.0)
     floor = max(how.min_similarity, best - how.floor_margin if how.floor_margin else -1.0)
@@ -223,12 +228,45 @@ async def ranked_candidates(
             "hybrid": hybrid.get(entry.hit.fact.fact_id, 0.0),
             "rrf": entry.fused / len(runs),
         }[how.rank]
-        hit = replace(entry.hit, similarity=entry.similarity, score=base + lift)
+        drop = how.older_drop if entry.hit.fact.fact_id in older else 0.0
+        hit = replace(entry.hit, similarity=entry.similarity, score=base + lift - drop)
         passes = entry.similarity >= floor or (how.named_pass and lift > 0)
         scored.append(Candidate(hit, passes))
     scored.sort(key=lambda c: (-c.hit.score, -c.hit.fact.first_seen.timestamp()))
+    if how.subject_cap:
+        scored = _capped(scored, how.subject_cap)
     timings["retrieve"] = timings.get("retrieve", 0.0) + time.perf_counter() - embedded
     return scored[:depth]
+
+
+def _older(pool: dict[str, _Pooled]) -> set[str]:
+    """Facts with a newer fact of the same subject and relation in ``pool``."""
+    newest: dict[tuple[str, str], datetime] = {}
+    for entry in pool.values():
+        fact = entry.hit.fact
+        if fact.subject and fact.relation:
+            key = (fact.subject, fact.relation)
+            newest[key] = max(newest.get(key, fact.first_seen), fact.first_seen)
+    return {
+        fact.fact_id
+        for fact in (entry.hit.fact for entry in pool.values())
+        if fact.subject
+        and fact.relation
+        and fact.first_seen < newest[(fact.subject, fact.relation)]
+    }
+
+
+def _capped(ranked: list[Candidate], cap: int) -> list[Candidate]:
+    """``ranked`` with each subject's facts past its ``cap`` first moved after the rest."""
+    seen: dict[str, int] = {}
+    within: list[Candidate] = []
+    past: list[Candidate] = []
+    for candidate in ranked:
+        subject = candidate.hit.fact.subject
+        if subject:
+            seen[subject] = seen.get(subject, 0) + 1
+        (past if subject and seen[subject] > cap else within).append(candidate)
+    return within + past
 
 
 async def editor_candidates(

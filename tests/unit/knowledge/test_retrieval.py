@@ -103,14 +103,15 @@ CLUBS = [
 
 async def test_the_title_is_a_query_and_its_names_lift() -> None:
     store, embedder = await _store(CLUBS)
-    how = Retrieval.from_settings(EditorSettings(top_k=2, min_similarity=0.99))
+    with_title = Retrieval.from_settings(EditorSettings(top_k=2, min_similarity=0.99))
+    assert with_title.title  # on by default
+    how = with_title.but("no title", title=False)
     # The text names no subject but the club's: Christie's fact is below the floor.
     hits = await editor_candidates(store, embedder, EVERY, HULL, how)
     assert [h.fact.fact_id for h in hits] == ["f3"]
     title = "Connolly Christie Hull"
     off = await editor_candidates(store, embedder, EVERY, HULL, how, title=title)
-    assert [h.fact.fact_id for h in off] == ["f3"]  # the title is a setting, off by default
-    with_title = how.but("title", title=True)
+    assert [h.fact.fact_id for h in off] == ["f3"]
     hits = await editor_candidates(store, embedder, EVERY, HULL, with_title, title=title)
     assert sorted(h.fact.fact_id for h in hits) == ["f2", "f3"]
 
@@ -121,7 +122,9 @@ async def test_the_object_by_its_full_name_and_the_relation_spelt_out_lift() -> 
         _fact(2, "The King and the Queen opened the fair.", "Fair"),
     ]
     store, embedder = await _store(facts)
-    how = Retrieval.from_settings(EditorSettings(top_k=1, min_similarity=-1.0))
+    how = Retrieval.from_settings(EditorSettings(top_k=1, min_similarity=-1.0)).but(
+        "no cues", relation_lift=0.0, object_lift=0.0
+    )
     text = "After the Queen died, the King opened the fair; he is head of state of 15 realms."
     [plain] = await editor_candidates(store, embedder, EVERY, text, how)
     assert plain.fact.fact_id == "f2"
@@ -157,3 +160,38 @@ async def test_an_adaptive_floor_keeps_what_is_close_to_the_best_and_every_named
     assert kept == {c.hit.fact.fact_id for c in ranked if c.hit.similarity >= best - margin} | {
         "f2"
     }
+
+
+async def test_an_older_fact_of_the_same_subject_and_relation_drops() -> None:
+    facts = [
+        _fact(
+            1, "Wendy Morton position held Minister for Europe.", "Wendy Morton", "position held"
+        ),
+        _fact(
+            2, "Wendy Morton position held Minister for Transport.", "Wendy Morton", "position held"
+        ),
+        _fact(3, "Wendy Morton residence Aldridge.", "Wendy Morton", "residence"),
+    ]
+    store, embedder = await _store(facts)
+    text = "Wendy Morton is now Chief Whip; she was Minister for Europe before."
+    how = Retrieval.from_settings(EditorSettings(top_k=3, min_similarity=-1.0))
+    kept = await ranked_candidates(store, embedder, EVERY, text, how.but("off", older_drop=0.0))
+    assert kept[0].hit.fact.fact_id == "f1"  # the most alike: the document names its post
+    dropped = await ranked_candidates(store, embedder, EVERY, text, how.but("on", older_drop=1.0))
+    # f1 has a newer fact of its subject and relation (f2); the residence is no rival.
+    assert [c.hit.fact.fact_id for c in dropped][-1] == "f1"
+    assert [c.hit.fact.fact_id for c in dropped][:2] in (["f2", "f3"], ["f3", "f2"])
+
+
+async def test_a_subjects_facts_past_the_cap_rank_after_the_others() -> None:
+    facts = [
+        _fact(n, f"King Charles is monarch of realm {n}.", "King Charles") for n in range(1, 5)
+    ]
+    facts.append(_fact(9, "Tuvalu head of state Elizabeth II.", "Tuvalu"))
+    store, embedder = await _store(facts)
+    text = "King Charles is monarch of 15 realms; he is head of state of Tuvalu."
+    how = Retrieval.from_settings(EditorSettings(top_k=3, min_similarity=-1.0))
+    uncapped = await editor_candidates(store, embedder, EVERY, text, how.but("no", subject_cap=0))
+    assert all(h.fact.subject == "King Charles" for h in uncapped)
+    capped = await editor_candidates(store, embedder, EVERY, text, how.but("cap", subject_cap=2))
+    assert [h.fact.subject for h in capped] == ["King Charles", "King Charles", "Tuvalu"]
