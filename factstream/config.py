@@ -268,6 +268,14 @@ class EditorSettings(BaseSettings):
         "as it stands, then committed in input order (a changed candidate set is decided "
         "again); their LM calls also share FACTSTREAM_LM_MAX_CONCURRENCY. 1: one at a time.",
     )
+    lookahead: int = Field(
+        4,
+        ge=1,
+        le=256,
+        description="Of a partition's window, the documents nearest their commit that are "
+        "decided again as soon as an earlier commit changes their candidates; the others "
+        "wait until they come this near (fewer LM tokens on decisions made stale again).",
+    )
     retrieval_first_stage: int = Field(
         50,
         ge=0,
@@ -426,6 +434,31 @@ class ApiSettings(BaseSettings):
         le=1.0,
         description="Cosine similarity floor for the fact a time plan anchors on (below it: "
         "no anchor, the rules' valid time stays).",
+    )
+    mode: Literal["single", "multi_hop", "auto"] = Field(
+        "single",
+        description="How a question is answered when it does not say: single (one retrieval, "
+        "one LM call), multi_hop (planned hops, each anchored on the previous hop's entity) "
+        "or auto (multi_hop when the question plans into two hops or more).",
+    )
+    max_hops: int = Field(
+        3, ge=1, le=5, description="Most hops a multi-hop answer follows (a longer plan is cut)."
+    )
+    hop_top_k: int = Field(
+        3, ge=1, le=20, description="Facts kept per hop of a multi-hop answer (after ranking)."
+    )
+    max_rounds: int = Field(
+        2,
+        ge=1,
+        le=3,
+        description="Retrieval rounds of an answer: 2 lets a draft the self-check finds "
+        "unsupported retrieve once more (with the question and the draft); 1 never does.",
+    )
+    self_check: bool = Field(
+        False,
+        description="Check each draft answer against its cited facts (verify_answer prompt: "
+        "one more LM call), report the confidence, and retrieve again when unsupported (up to "
+        "max_rounds); false: no check, one round.",
     )
     max_choices: int = Field(20, ge=2, description="Most choices a multiple-choice question has.")
     max_body_bytes: int = Field(

@@ -250,9 +250,10 @@ class WorkerMetrics:
             ),
             redecisions=Counter(
                 "factstream_redecisions",
-                "Documents decided again at their commit because their candidates changed "
-                "since their decision, by how (added, removed, changed, reordered).",
-                ["reason"],
+                "Documents decided again because their candidates changed since their "
+                "decision, by how (added, removed, changed, reordered) and when (early: "
+                "after an earlier commit, before their turn; commit: at their commit).",
+                ["reason", "at"],
                 registry=registry,
             ),
             redecision_tokens=Counter(
@@ -274,6 +275,8 @@ class QueryMetrics:
     ask_seconds: Histogram
     questions: Counter
     time_plans: Counter
+    answers: Counter
+    second_rounds: Counter
 
     @classmethod
     def create(cls, registry: CollectorRegistry) -> QueryMetrics:
@@ -299,6 +302,19 @@ class QueryMetrics:
                 "LM plans of a question's valid time, by outcome (anchored, past: used; "
                 "no_scope, no_anchor, unbounded, invalid, lm_error: the rules' time stayed).",
                 ["outcome"],
+                registry=registry,
+            ),
+            answers=Counter(
+                "factstream_answers",
+                "Questions answered, by how (mode: single or multi_hop, as auto decided).",
+                ["mode"],
+                registry=registry,
+            ),
+            second_rounds=Counter(
+                "factstream_ask_second_rounds",
+                "Answers the self-check found unsupported by their facts, so retrieved once "
+                "more (with the question and the draft), by mode.",
+                ["mode"],
                 registry=registry,
             ),
         )

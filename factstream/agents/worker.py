@@ -175,7 +175,9 @@ def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:
             await events.ack(event)
             await runtime.processed(record, outcome, app.consumer.highwater(msg.tp))
 
-        window: Window[Any] = Window(editor, recovered, settings.editor.window, partition)
+        window: Window[Any] = Window(
+            editor, recovered, settings.editor.window, partition, settings.editor.lookahead
+        )
         try:
             await window.run(events.events(), _record, committed)
         except Exception:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from factstream.embed.base import Embedder
@@ -36,6 +36,7 @@ class Outcome:
     applied: bool  # False: this document already had a batch (this one was a duplicate)
     changed: list[Fact]
     skipped: list[tuple[FactEdit, str]]
+    stored: list[StoredFact] = field(default_factory=list)  # the changed facts, with vectors
 
 
 def check_batch(edits: Sequence[FactEdit]) -> AppliedBatch:
@@ -71,15 +72,15 @@ class Materializer:
         current = await self.store.get(namespace, sorted(touched_fact_ids(edits)))
         result: ApplyResult = apply_edits(current, edits)
         changed = list(result.changed.values())
+        stored: list[StoredFact] = []
         if changed:
             vectors = await self.embedder.embed_batch([fact.text for fact in changed])
-            await self.store.upsert(
-                namespace, [StoredFact(f, v) for f, v in zip(changed, vectors, strict=True)]
-            )
+            stored = [StoredFact(f, v) for f, v in zip(changed, vectors, strict=True)]
+            await self.store.upsert(namespace, stored)
             if self.sink is not None:
                 await self.sink.publish_facts(changed)
         await self.store.record_batch(namespace, batch)
-        return Outcome(applied=True, changed=changed, skipped=result.skipped)
+        return Outcome(applied=True, changed=changed, skipped=result.skipped, stored=stored)
 
     async def record_empty(self, namespace: str, document_id: str) -> None:
         """Remember that a document was edited and decided nothing (no batch to apply)."""

@@ -81,12 +81,15 @@ class FactStore(Protocol):
         min_similarity: float,
         alpha: float,
         valid: ValidInterval | None = None,
+        entities: Sequence[str] | None = None,
     ) -> list[SearchHit]:
         """Hybrid search (``alpha`` 1 = dense only, 0 = BM25 only) over facts true at ``as_of``.
 
         ``as_of`` None means true now (what the knowledge base believes, bitemporally: at
         which time). ``valid`` keeps the facts whose valid interval overlaps it (what held in
-        the world then; ``rules.valid_during``), None filters nothing. Only hits with
+        the world then; ``rules.valid_during``), None filters nothing. ``entities`` keeps
+        the facts indexed under one of these entity keys (``store.entities``; None: any,
+        empty: none). Only hits with
         ``similarity >= min_similarity`` are returned, best ``score`` first, at most
         ``top_k``. An unknown namespace has no facts.
         """

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from factstream.errors import StoreWriteFailed
 from factstream.store.base import AppliedBatch, FactCounts, FactPage, SearchHit, StoredFact
+from factstream.store.entities import is_about
 from factstream.store.rules import (
     check_namespace,
     check_search_args,
@@ -53,6 +54,7 @@ class InMemoryFactStore:
         min_similarity: float,
         alpha: float,
         valid: ValidInterval | None = None,
+        entities: Sequence[str] | None = None,
     ) -> list[SearchHit]:
         """Hybrid search over the facts true at ``as_of``; see ``FactStore.search``."""
         check_search_args(top_k, min_similarity, alpha)
@@ -60,6 +62,8 @@ class InMemoryFactStore:
         hits = []
         for stored in self._facts.get(namespace, {}).values():
             if not (visible(stored.fact, as_of) and valid_during(stored.fact, valid, as_of)):
+                continue
+            if entities is not None and not is_about(stored.fact, entities):
                 continue
             cos = similarity(vector, stored.vector)
             overlap = _overlap(words, stored.fact.text)

@@ -61,6 +61,10 @@ def _check_ask(r: dict[str, Any], facts: int) -> None:
     step = r["facts"][str(facts)]
     assert step["added_facts"] == step["facts_in_namespace"] == facts and step["load_s"] >= 0
     _check_latencies(step, SMOKE.ask_queries)
+    multi = step["multi_hop"]
+    assert multi["count"] == SMOKE.ask_queries and _positive(
+        multi["p50_ms"], multi["hops"]["p50_ms"]
+    )
 
 
 def _check_million(r: dict[str, Any]) -> None:
