@@ -30,6 +30,8 @@ from bench.own_weaviate import OwnWeaviate
 from bench.sizes import Size
 from factstream.clients import Clients, open_clients
 from factstream.config import Settings
+from factstream.embed.base import Embedder
+from factstream.embed.factory import choose_runtime, load_embedder
 from factstream.knowledge.names import document_names
 from factstream.knowledge.query import AskRequest, QueryEngine, prompt_facts
 from factstream.prompts import answer
@@ -119,8 +121,20 @@ async def _multi_hop_latencies(engine: QueryEngine, asked: list[str]) -> dict[st
     return {**summary_ms(total), "hops": summary_ms(hops)}
 
 
-def _engine(clients: Clients, s: Settings) -> QueryEngine:
-    return QueryEngine(clients.store, clients.embedder, clients.runner, s.api, alpha=s.editor.alpha)
+def _engine(clients: Clients, s: Settings, embedder: Embedder | None = None) -> QueryEngine:
+    return QueryEngine(
+        clients.store, embedder or clients.embedder, clients.runner, s.api, alpha=s.editor.alpha
+    )
+
+
+async def _reference(settings: Settings) -> Embedder | None:
+    """The torch reference embedder when the configured runtime is another (compared at
+    each step on the same facts and questions), else None."""
+    if choose_runtime(settings.embed)[0] == "torch":
+        return None
+    return await load_embedder(
+        settings.embed.model_copy(update={"runtime": "torch"}), settings.local.cache_dir
+    )
 
 
 async def _steps(
@@ -131,11 +145,13 @@ async def _steps(
     queries: int,
     progress: Callable[[int], None],
     weaviate_pid: int | None,
+    compare: bool = True,
 ) -> dict[str, Any]:
     pool = await _pool(clients, data, max(sizes))
     asked = (questions(data) * (1 + (queries + _WARM_UP) // 428))[: queries + _WARM_UP]
     two_hops = hop_questions(pool.sentences, queries + _WARM_UP)
     engine, loaded, results = _engine(clients, settings), 0, {}
+    reference = await _reference(settings) if compare else None
     for n in sorted(sizes):
         started = time.perf_counter()
         await _fill(clients, pool, loaded, n, progress)
@@ -147,10 +163,17 @@ async def _steps(
             "settle_s": settle_s,
             "added_facts": n - loaded,
             "facts_in_namespace": counts.true + counts.false,
+            "runtime": choose_runtime(settings.embed)[0],
             **await _latencies(engine, asked),
             "multi_hop": await _multi_hop_latencies(engine, two_hops),
         }
+        if reference is not None:
+            results[str(n)]["torch_reference"] = await _latencies(
+                _engine(clients, settings, reference), asked
+            )
         loaded = n
+    if reference is not None:
+        await reference.aclose()
     return results
 
 
@@ -212,7 +235,7 @@ async def run_million(
         async with open_clients(dep.settings) as clients:
             rss_before = own.rss_mib()
             steps = await _steps(
-                clients, dep.settings, data, (facts,), size.ask_queries, progress, own.pid
+                clients, dep.settings, data, (facts,), size.ask_queries, progress, own.pid, False
             )
             rss_after = own.rss_mib()
     finally:

@@ -42,7 +42,7 @@ from bench.harness import Deployment
 from bench.scrape import Samples, scrape
 from bench.sizes import Size
 from factstream.config import EditorSettings, Settings
-from factstream.embed.st_embedder import SentenceTransformerEmbedder
+from factstream.embed.factory import load_embedder
 from factstream.services.process import free_port
 from factstream.streams.changelog import read_changelog
 from factstream.topics.records import Document, EditOp, FactEdit
@@ -126,7 +126,7 @@ def _embedded_texts(docs: list[Document], edits: list[FactEdit]) -> list[str]:
 
 
 async def _embed_bound(settings: Settings, texts: list[str], docs: int) -> dict[str, Any]:
-    embedder = await SentenceTransformerEmbedder.load(settings.embed)
+    embedder = await load_embedder(settings.embed, settings.local.cache_dir)
     try:
         await embedder.embed_batch(texts[:8])  # warm
         started = time.perf_counter()

@@ -9,7 +9,15 @@ from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-__all__ = ["EmbedMetrics", "FeedMetrics", "LMMetrics", "Metrics", "QueryMetrics", "WorkerMetrics"]
+__all__ = [
+    "EmbedMetrics",
+    "FeedMetrics",
+    "LMMetrics",
+    "Metrics",
+    "MirrorMetrics",
+    "QueryMetrics",
+    "WorkerMetrics",
+]
 
 _LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 
@@ -323,6 +331,54 @@ class QueryMetrics:
         """Record the seconds of each stage of one answered question."""
         for stage, seconds in timings.items():
             self.ask_seconds.labels(stage).observe(seconds)
+
+
+@dataclass(frozen=True)
+class MirrorMetrics:
+    """``factstream mirror postgres``: what it applied, what it refused, how far behind it is.
+
+    A process of its own with its own registry (not part of ``Metrics``).
+    """
+
+    edits: Counter
+    batches: Counter
+    dead_letters: Counter
+    lag: Gauge
+    rounds: Counter
+
+    @classmethod
+    def create(cls, registry: CollectorRegistry) -> MirrorMetrics:
+        """Register the mirror's metrics on ``registry``."""
+        return cls(
+            edits=Counter(
+                "factstream_mirror_edits_applied",
+                "Changelog edits written to the mirror's database (each once).",
+                registry=registry,
+            ),
+            batches=Counter(
+                "factstream_mirror_batches",
+                "Document batches by outcome (applied, duplicate: the document had one).",
+                ["outcome"],
+                registry=registry,
+            ),
+            dead_letters=Counter(
+                "factstream_mirror_dead_letters",
+                "Changelog records put in the dead_letters table, by kind (unknown_version, "
+                "malformed).",
+                ["kind"],
+                registry=registry,
+            ),
+            lag=Gauge(
+                "factstream_mirror_lag_records",
+                "Committed changelog records not yet in the database (after each round).",
+                registry=registry,
+            ),
+            rounds=Counter(
+                "factstream_mirror_rounds",
+                "Database transactions written (a round: batches and offsets together).",
+                registry=registry,
+            ),
+        )
 
 
 @dataclass(frozen=True)

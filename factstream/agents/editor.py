@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
-from aiokafka.errors import KafkaError
+from aiokafka.errors import KafkaError, ProducerFenced
 
 from factstream.clients import Clients
 from factstream.concurrency import backoff_delay
 from factstream.config import EditorSettings, WorkerSettings
 from factstream.errors import BadInput, LMOutputInvalid, StoreUnavailable
+from factstream.knowledge.ahead import DocumentVectors
 from factstream.knowledge.conflicts import Conflict, conflict
 from factstream.knowledge.materializer import Materializer
 from factstream.knowledge.names import document_title
@@ -118,7 +119,10 @@ class Editor:
     ) -> None:
         self._clients, self._publisher = clients, publisher
         self._max_bytes, self._max_edits = worker.max_document_bytes, editor.max_edits
-        self._ctx = EditContext(clients.store, clients.embedder, clients.runner, editor)
+        self._ahead = DocumentVectors(clients.embedder)
+        self._ctx = EditContext(
+            clients.store, clients.embedder, clients.runner, editor, ahead=self._ahead
+        )
         self._materializer = Materializer(clients.store, clients.embedder, sink=publisher)
         self.metrics = clients.metrics.worker
         self._commits: Counter[str] = Counter()  # by namespace: commits begun or done
@@ -126,6 +130,14 @@ class Editor:
         # The facts the last commit (``handle``) changed, with their vectors; None: not
         # known (an attempt failed part way).
         self.changed: list[StoredFact] | None = []
+
+    def read_ahead(self, record: InputRecord) -> None:
+        """Start embedding the record's document now, before its turn (bad input: nothing)."""
+        try:
+            doc = decode_document(record.key, record.value, max_bytes=self._max_bytes)
+        except BadInput:
+            return
+        self._ahead.start(doc)
 
     def key(self, record: InputRecord) -> tuple[str, str] | None:
         """The record's (namespace, document id); None for bad input."""
@@ -184,6 +196,10 @@ class Editor:
             try:
                 early, decided = decided, None  # a retry decides afresh
                 return await self._process(record, recovered, early)
+            except ProducerFenced:
+                # Another worker owns the partition now (this one was paused past its session
+                # timeout, a zombie): it must neither publish nor decide again. Never retried.
+                raise
             except _TRANSIENT as exc:  # an outage: wait as long as it lasts
                 self.changed = None  # it may have applied part of a batch
                 outages += 1
@@ -218,6 +234,7 @@ class Editor:
             finally:
                 # Whatever it wrote, if anything, decisions begun before now may not have seen.
                 self._commits[doc.namespace] += 1
+                self._ahead.drop(doc)  # not decided (a duplicate, recovered): not needed
         except LMOutputInvalid as exc:
             return await self._dead_letter(record, f"LM output invalid: {exc}", "LMOutputInvalid")
 

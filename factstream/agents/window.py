@@ -12,6 +12,10 @@ decision is usually current by its turn. The commit still checks it there and de
 again if its candidates changed, so the changelog and the knowledge base are those of
 W = 1 (docs/concurrency.md).
 
+Records are read up to ``ahead`` past the window and their documents' embeddings started
+at once (knowledge/ahead.py: a vector does not depend on the knowledge base), so they reach
+the model together, in batches; reading acknowledges nothing.
+
 Two copies of one document (the same namespace and id) are never decided at once: the
 later one waits for the earlier one's commit, and so finds it applied without the LM, as
 it would one at a time.
@@ -63,6 +67,8 @@ class Window(Generic[E]):
         lookahead: How many documents nearest their commit are decided again as soon as an
             earlier commit changes their candidates (default: all); the others wait until
             they come this near.
+        ahead: Records read past the window, their documents' embeddings started (one
+            embedding batch: FACTSTREAM_EMBED_BATCH_SIZE in the worker).
     """
 
     def __init__(
@@ -72,9 +78,11 @@ class Window(Generic[E]):
         size: int,
         partition: int,
         lookahead: int | None = None,
+        ahead: int = 32,
     ) -> None:
         self._editor, self._recovered = editor, recovered
         self._lookahead = size if lookahead is None else lookahead
+        self._ahead = max(ahead, 1)
         self._gauge = editor.metrics.in_flight.labels(partition=str(partition))
         self._partition = str(partition)
         self._slots = asyncio.Semaphore(size)
@@ -115,12 +123,30 @@ class Window(Generic[E]):
     async def _read_all(
         self, events: AsyncIterable[E], record_of: Callable[[E], InputRecord]
     ) -> None:
-        async for event in events:
-            await self._slots.acquire()  # room in the window
-            self._gauge.inc()
-            record = record_of(event)
-            await self._load_recovery(record)
-            self._start(event, record)
+        read: asyncio.Queue[tuple[E, InputRecord] | None] = asyncio.Queue(self._ahead)
+
+        async def read_ahead() -> None:
+            # Up to ``ahead`` records past the window are read, and their documents'
+            # embeddings started (knowledge/ahead.py); nothing is acked by reading.
+            try:
+                async for event in events:
+                    record = record_of(event)
+                    self._editor.read_ahead(record)
+                    await read.put((event, record))
+            finally:
+                await read.put(None)
+
+        reader = asyncio.create_task(read_ahead(), name="read-ahead")
+        try:
+            while (item := await read.get()) is not None:
+                await self._slots.acquire()  # room in the window
+                self._gauge.inc()
+                event, record = item
+                await self._load_recovery(record)
+                self._start(event, record)
+            await reader  # the events' error, if they ended with one
+        finally:
+            reader.cancel()
         self._queue.put_nowait(None)
 
     async def _load_recovery(self, record: InputRecord) -> None:

@@ -30,13 +30,13 @@ JsonOut = Annotated[Path | None, typer.Option("--json", help="Also write the rep
 @eval_app.command("floor")
 def eval_floor(data: Data, json_out: JsonOut = None) -> None:
     """Calibrate the retrieval similarity floor for the configured embedding model."""
-    from factstream.embed.st_embedder import SentenceTransformerEmbedder
+    from factstream.embed.factory import load_embedder
     from factstream.eval.floor import calibrate_floor
 
     settings = load_settings()
 
     async def run() -> Any:
-        embedder = await SentenceTransformerEmbedder.load(settings.embed)
+        embedder = await load_embedder(settings.embed, settings.local.cache_dir)
         try:
             return await calibrate_floor(embedder, data)
         finally:

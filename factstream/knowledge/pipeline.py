@@ -39,6 +39,7 @@ from typing import Any
 from factstream.concurrency import gather_or_cancel
 from factstream.config import EditorSettings
 from factstream.embed.base import Embedder, Vector
+from factstream.knowledge.ahead import DocumentVectors
 from factstream.knowledge.grounding import Refusal, check_grounded
 from factstream.knowledge.names import document_title
 from factstream.knowledge.passages import passages
@@ -96,6 +97,7 @@ class EditContext:
     embedder: Embedder
     runner: TaskRunner
     settings: EditorSettings
+    ahead: DocumentVectors | None = None  # document vectors computed ahead (the worker's)
 
 
 @dataclass(frozen=True)
@@ -426,7 +428,8 @@ async def _judge(
     if retrieved is None:
         if plan.vector is None:
             with timed(plan.timings, "embed"):
-                plan.vector = await ctx.embedder.embed(doc.text)
+                early = await ctx.ahead.take(doc) if ctx.ahead is not None else None
+                plan.vector = early if early is not None else await ctx.embedder.embed(doc.text)
         retrieved = await retrieve(doc, ctx, plan.timings, plan.vector)
     hits = plan.retrieved = retrieved
     # The audit trail of the blast radius: the only facts this document may edit.

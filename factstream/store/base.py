@@ -99,6 +99,11 @@ class FactStore(Protocol):
         """The facts among ``fact_ids`` that exist, by id."""
         ...
 
+    async def get_stored(self, namespace: str, fact_ids: Sequence[str]) -> dict[str, StoredFact]:
+        """The facts among ``fact_ids`` that exist, by id, with their stored vectors (the
+        materializer keeps the vector of a fact whose text an edit did not change)."""
+        ...
+
     async def list_facts(
         self,
         namespace: str,

@@ -75,8 +75,13 @@ class InMemoryFactStore:
 
     async def get(self, namespace: str, fact_ids: Sequence[str]) -> dict[str, Fact]:
         """The facts among ``fact_ids`` that exist, by id."""
+        found = await self.get_stored(namespace, fact_ids)
+        return {fact_id: stored.fact for fact_id, stored in found.items()}
+
+    async def get_stored(self, namespace: str, fact_ids: Sequence[str]) -> dict[str, StoredFact]:
+        """The facts among ``fact_ids`` that exist, by id, with their vectors."""
         stored = self._facts.get(namespace, {})
-        return {fact_id: stored[fact_id].fact for fact_id in fact_ids if fact_id in stored}
+        return {fact_id: stored[fact_id] for fact_id in fact_ids if fact_id in stored}
 
     async def list_facts(
         self,

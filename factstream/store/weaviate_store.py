@@ -16,7 +16,7 @@ from typing import Any, cast
 import weaviate
 from weaviate import exceptions as wx
 from weaviate.classes.aggregate import Metrics
-from weaviate.classes.config import Configure, DataType, Property, Tokenization
+from weaviate.classes.config import Configure, ConsistencyLevel, DataType, Property, Tokenization
 from weaviate.classes.data import DataObject
 from weaviate.classes.init import Auth
 from weaviate.classes.query import Filter, MetadataQuery, Sort
@@ -110,8 +110,12 @@ class WeaviateFactStore:
     ) -> None:
         """Wrap a connected client whose collections exist; :meth:`open` does both."""
         self._client, self._url = client, url
-        self._facts = client.collections.use(collections.facts.name)
-        self._batches = client.collections.use(collections.batches.name)
+        # Every read and write waits for the replicas the consistency level asks for.
+        level = ConsistencyLevel(settings.consistency)
+        self._facts = client.collections.use(collections.facts.name).with_consistency_level(level)
+        self._batches = client.collections.use(collections.batches.name).with_consistency_level(
+            level
+        )
         self._batch_size, self._overfetch = settings.write_batch_size, settings.search_overfetch
         self._tenants: set[str] = set()
         self._valid_ready: set[str] = set()  # namespaces whose objects all have valid time
@@ -138,7 +142,7 @@ class WeaviateFactStore:
             with store._translated("connect"):
                 await client.connect()
                 for spec in (collections.facts, collections.batches):
-                    await _ensure_collection(client, spec)
+                    await _ensure_collection(client, spec, settings.replication_factor)
         except BaseException:
             await client.close()
             raise
@@ -195,13 +199,28 @@ class WeaviateFactStore:
     async def get(self, namespace: str, fact_ids: Sequence[str]) -> dict[str, Fact]:
         """The facts among ``fact_ids`` that exist, by id."""
         found: dict[str, Fact] = {}
+        for obj in await self._facts_by_ids(namespace, fact_ids, with_vectors=False):
+            fact = fact_from_properties(obj.properties)
+            found[fact.fact_id] = fact
+        return found
+
+    async def get_stored(self, namespace: str, fact_ids: Sequence[str]) -> dict[str, StoredFact]:
+        """The facts among ``fact_ids`` that exist, by id, with their vectors."""
+        found: dict[str, StoredFact] = {}
+        for obj in await self._facts_by_ids(namespace, fact_ids, with_vectors=True):
+            fact = fact_from_properties(obj.properties)
+            found[fact.fact_id] = StoredFact(fact, _vector_of(obj))
+        return found
+
+    async def _facts_by_ids(
+        self, namespace: str, fact_ids: Sequence[str], *, with_vectors: bool
+    ) -> list[_Obj]:
+        objects: list[_Obj] = []
         unique = list(dict.fromkeys(fact_ids))
         for start in range(0, len(unique), _ID_CHUNK):
             ids = [fact_uuid(namespace, fact_id) for fact_id in unique[start : start + _ID_CHUNK]]
-            for obj in await self._by_ids(self._facts, namespace, ids):
-                fact = fact_from_properties(obj.properties)
-                found[fact.fact_id] = fact
-        return found
+            objects += await self._by_ids(self._facts, namespace, ids, with_vectors=with_vectors)
+        return objects
 
     async def list_facts(
         self,
@@ -448,13 +467,22 @@ class WeaviateFactStore:
         return failed
 
     async def _by_ids(
-        self, collection: _Collection, namespace: str, ids: list[uuid.UUID]
+        self,
+        collection: _Collection,
+        namespace: str,
+        ids: list[uuid.UUID],
+        *,
+        with_vectors: bool = False,
     ) -> list[_Obj]:
         query = collection.with_tenant(namespace).query
         return await self._objects(
             collection,
             namespace,
-            query.fetch_objects(filters=Filter.by_id().contains_any(ids), limit=len(ids)),
+            query.fetch_objects(
+                filters=Filter.by_id().contains_any(ids),
+                limit=len(ids),
+                include_vector=with_vectors,
+            ),
         )
 
     async def _objects(
@@ -606,7 +634,9 @@ def _vector_of(obj: _Obj) -> Sequence[float]:
     return cast("Sequence[float]", stored)
 
 
-async def _ensure_collection(client: weaviate.WeaviateAsyncClient, spec: CollectionSpec) -> None:
+async def _ensure_collection(
+    client: weaviate.WeaviateAsyncClient, spec: CollectionSpec, replication_factor: int = 1
+) -> None:
     """Create the collection unless it exists; add properties an older version lacked."""
     if not await client.collections.exists(spec.name):
         try:
@@ -617,6 +647,7 @@ async def _ensure_collection(client: weaviate.WeaviateAsyncClient, spec: Collect
                 multi_tenancy_config=Configure.multi_tenancy(
                     enabled=True, auto_tenant_creation=True, auto_tenant_activation=True
                 ),
+                replication_config=Configure.replication(factor=replication_factor),
             )
             return
         except wx.UnexpectedStatusCodeError:

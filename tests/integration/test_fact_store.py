@@ -108,6 +108,16 @@ async def test_get_returns_the_existing_ids_only(store: FactStore) -> None:
     assert found == {"f0": facts[0], "f2": facts[2]}
 
 
+async def test_get_stored_returns_the_vectors_written(store: FactStore) -> None:
+    facts = [make_fact(f"f{i}", text) for i, text in enumerate(["a", "b"])]
+    await store.upsert(A, [stored(facts[0], _unit(0)), stored(facts[1], _unit(90))])
+    found = await store.get_stored(A, ["f1", "missing", "f0"])
+    assert sorted(found) == ["f0", "f1"]
+    assert found["f1"].fact == facts[1] and found["f0"].fact == facts[0]
+    assert list(found["f0"].vector) == pytest.approx(_unit(0), abs=1e-6)
+    assert list(found["f1"].vector) == pytest.approx(_unit(90), abs=1e-6)
+
+
 async def test_fact_written_with_every_field_reads_back_equal(store: FactStore) -> None:
     fact = make_fact(
         "f1",

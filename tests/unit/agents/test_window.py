@@ -73,6 +73,18 @@ def conflicting(count: int) -> tuple[list[bytes], Decisions]:
     return [document(i) for i in range(count)], decisions
 
 
+class TextRecorder(HashingEmbedder):
+    """The hashing double, remembering the texts of each call in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    async def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        self.texts += texts
+        return await super().embed_batch(texts)
+
+
 class Run:
     """One partition's worker in process: in-memory store, slow scripted LM, a window."""
 
@@ -88,7 +100,8 @@ class Run:
         self.store, self.publisher = InMemoryFactStore(), Publisher()
         self.lm = SlowLM(decisions, 0.01, **lm)
         self.metrics = Metrics.create()
-        clients = Clients(self.metrics, self.store, HashingEmbedder(), self.lm, TaskRunner(self.lm))
+        self.embedder = TextRecorder()
+        clients = Clients(self.metrics, self.store, self.embedder, self.lm, TaskRunner(self.lm))
         editor = EditorSettings(min_similarity=-1.0, window=window)
         self.editor = Editor(clients, self.publisher, editor, Settings().worker)  # type: ignore[arg-type]
         self.reads: list[int] = []
@@ -250,3 +263,17 @@ async def test_an_outage_while_reading_the_changelog_is_waited_out(
     await run.feed(list(values))
     assert [o for _, o in run.outcomes] == [Outcome.APPLIED] * 3
     assert failures == [] and run.reads == [0]
+
+
+async def test_documents_are_embedded_ahead_once_each() -> None:
+    values, decisions = conflicting(12)
+    run = Run(decisions, 1)
+    await run.feed(list(values))
+    assert [o for _, o in run.outcomes] == [Outcome.APPLIED] * 12
+    texts = run.embedder.texts
+    documents = [Document.from_bytes(v).text for v in values]
+    assert all(texts.count(text) == 1 for text in documents)  # not again at its turn
+    # Read ahead of the one in flight: every document was embedded before the first
+    # document's facts were (by the materializer, at its commit).
+    first_fact = min(i for i, text in enumerate(texts) if text not in documents)
+    assert max(texts.index(text) for text in documents) < first_fact
