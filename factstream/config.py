@@ -563,6 +563,9 @@ class MirrorSettings(BaseSettings):
     max_round_records: int = Field(
         5000, ge=1, description="Records read per poll while catching up to a round's end."
     )
+    max_transaction_batches: int = Field(
+        1000, ge=1, description="Document batches written per PostgreSQL transaction at most."
+    )
     metrics_port: int = Field(
         9467, ge=0, le=65535, description="Port of the mirror's Prometheus /metrics; 0: off."
     )
