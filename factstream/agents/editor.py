@@ -31,6 +31,7 @@ from factstream.errors import BadInput, LMOutputInvalid, StoreUnavailable
 from factstream.knowledge.ahead import DocumentVectors
 from factstream.knowledge.conflicts import Conflict, conflict
 from factstream.knowledge.materializer import Materializer
+from factstream.knowledge.names import document_title
 from factstream.knowledge.pipeline import (
     EditContext,
     EditPlan,
@@ -308,7 +309,9 @@ class Editor:
         ``retrieval.could_change``)."""
         if plan.vector is None:
             return False
-        return could_change(seen, plan.document.text, plan.vector, changed, self._retrieval)
+        doc = plan.document
+        title = document_title(doc.title, doc.source)
+        return could_change(seen, doc.text, plan.vector, changed, self._retrieval, title)
 
     async def probe(
         self, plan: EditPlan, timings: dict[str, float] | None = None
