@@ -488,7 +488,11 @@ class ApiSettings(BaseSettings):
         "or auto (multi_hop when the question plans into two hops or more).",
     )
     max_hops: int = Field(
-        3, ge=1, le=5, description="Most hops a multi-hop answer follows (a longer plan is cut)."
+        3,
+        ge=1,
+        le=5,
+        description="Most hops a multi-hop answer follows; a longer plan is not followed "
+        "(one retrieval answers).",
     )
     hop_top_k: int = Field(
         3, ge=1, le=20, description="Facts kept per hop of a multi-hop answer (after ranking)."
