@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 
 .PHONY: help setup tools services provision demo test test-unit test-integration reliability \
-	screenshots bench bench-1m bench-busy lint format down clean
+	screenshots bench bench-1m bench-busy bench-scale lint format down clean
 # make test's steps run one after another, in the order named, even under make -j: lint and the
 # unit tests fail fast, before provisioning and the integration tests.
 .NOTPARALLEL:
@@ -20,6 +20,7 @@ help:
 	@echo "make bench             the benchmarks (bench/results/<timestamp>.json, a table; ~20 min)"
 	@echo "make bench-1m          ask latency at 1M facts on a Weaviate of its own (~30 min, GBs)"
 	@echo "make bench-busy        one busy namespace: docs/s at windows 1, 4, 16, 32 (issue 18)"
+	@echo "make bench-scale       docs/s with 1, 2 and 3 workers in one group (issue 25)"
 	@echo "make lint              ruff + mypy"
 	@echo "make format            ruff's fixes and formatting, in place"
 	@echo "make setup             the venv (.venv) with factstream and its dev tools"
@@ -44,11 +45,12 @@ $(VENV)/.installed: pyproject.toml deploy/local/require-tools.sh
 	@touch $@
 
 # First run: resolves Kafka from Maven Central, builds Weaviate (go install),
-# llama-cpp-python and promtool (go build, for the monitoring tests); about 15-25 minutes.
-# Cached in $${FACTSTREAM_CACHE_DIR:-~/.cache/factstream}.
+# llama-cpp-python and promtool (go build, for the monitoring tests), exports the embedding
+# model to ONNX (seconds); about 15-25 minutes. Cached in $${FACTSTREAM_CACHE_DIR:-~/.cache/factstream}.
 provision: setup
 	$(BIN)/factstream services provision
 	$(BIN)/python -m factstream.services.promtool
+	$(BIN)/python -m factstream.embed.onnx_export
 
 services: setup
 	$(BIN)/factstream services up
@@ -57,13 +59,13 @@ demo: setup
 	$(BIN)/factstream demo
 
 lint: setup
-	$(BIN)/ruff check factstream tests bench
-	$(BIN)/ruff format --check factstream tests bench
+	$(BIN)/ruff check factstream tests bench examples
+	$(BIN)/ruff format --check factstream tests bench examples
 	$(BIN)/mypy
 
 format: setup
-	$(BIN)/ruff check --fix factstream tests bench
-	$(BIN)/ruff format factstream tests bench
+	$(BIN)/ruff check --fix factstream tests bench examples
+	$(BIN)/ruff format factstream tests bench examples
 
 # lint, the unit tests, the integration tests: in this order (.NOTPARALLEL), stopping at the
 # first that fails. Together the two pytest runs are the whole suite.
@@ -96,6 +98,10 @@ bench-1m: provision
 bench-busy: provision
 	$(BIN)/python -m bench --only busy --docs 300 --window 1 --window 4 --window 16 \
 		--window 32 --lm-latency 500
+
+# 120 CLARK-News documents over 32 namespaces, 1, 2 and 3 workers, stub LM at 500 ms (issue 25).
+bench-scale: provision
+	$(BIN)/python -m bench.scale --docs 120 --lm-latency 500
 
 down: setup
 	$(BIN)/factstream services down

@@ -6,6 +6,7 @@ FactstreamError
 │   ├── ToolMissing              a required program (java, mvn, go, ...) is not installed
 │   ├── BuildStepFailed          a provisioning step exited non-zero (step, log, its tail)
 │   ├── PortTaken                a port the service needs is held by another program
+│   ├── ClusterSettingsInvalid * the settings do not describe a cluster (a broker per server)
 │   └── ServiceStartFailed       the process died or never became ready (log, its tail)
 ├── LMError                      the LM server, or what it answered
 │   ├── LMConfigError            the backend cannot be determined or is misconfigured

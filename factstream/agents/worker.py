@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, cast
 
 import faust
+from aiokafka.errors import ProducerFenced
 from prometheus_client import start_http_server
 
 from factstream.agents.editor import Editor, InputRecord, Outcome
@@ -26,12 +28,22 @@ from factstream.streams.recovery import RecoveredBatches
 from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import InputRef
 
-__all__ = ["Runtime", "build_worker_app", "run_worker"]
+__all__ = [
+    "EXIT_FENCED",
+    "Runtime",
+    "build_worker_app",
+    "partition_transactional_id",
+    "run_worker",
+]
 
 log = logging.getLogger(__name__)
 
 # Seconds between refreshes of the lag gauge from the broker's end offsets.
 _LAG_REFRESH_S = 15.0
+# How often the actor faust starts before the first assignment looks for its partition.
+_ASSIGNMENT_POLL_S = 0.05
+# The exit status of a worker fenced by its partition's new owner (sysexits' EX_TEMPFAIL).
+EXIT_FENCED = 75
 # Outcomes after which the namespace's facts changed (or may have).
 _CHANGED = frozenset({Outcome.APPLIED, Outcome.RECOVERED})
 
@@ -42,39 +54,51 @@ class Runtime:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._lock = asyncio.Lock()
-        self._open = AsyncExitStack()  # the clients and the publisher, closed by close()
+        self._open = AsyncExitStack()  # the clients, closed by close()
         self._clients: Clients | None = None
-        self._publisher: ChangelogPublisher | None = None
-        self._editor: Editor | None = None
         self._metrics_server: Any = None
         self._gauges: PartitionGauges | None = None
         self._assigned_early: set[int] = set()  # partitions given before the gauges exist
         self._tasks: set[asyncio.Task[None]] = set()
 
-    async def editor(self) -> Editor:
+    async def _build(self) -> Clients:
         async with self._lock:
-            if self._editor is None:
+            if self._clients is None:
                 self._clients = await self._open.enter_async_context(open_clients(self.settings))
-                self._publisher = ChangelogPublisher(
-                    self.settings.kafka, self.settings.worker.app_id
-                )
-                await self._publisher.start()
-                self._open.push_async_callback(self._publisher.stop)
-                self._editor = Editor(
-                    self._clients, self._publisher, self.settings.editor, self.settings.worker
-                )
                 self._gauges = PartitionGauges(
                     self._clients.metrics.worker,
                     topic_name(TopicName.DOCUMENTS, self.settings.kafka.topic_prefix),
                 )
                 self._gauges.assign(self._assigned_early)
                 self._serve_metrics(self._clients)
-            return self._editor
+            return self._clients
+
+    @asynccontextmanager
+    async def editor(self, partition: int) -> AsyncIterator[Editor]:
+        """The editor of one documents partition, publishing with that partition's
+        transactional id (``partition_transactional_id``).
+
+        Starting its publisher fences the partition's previous owner: a worker that was
+        paused past its session timeout (a zombie) can no longer publish a batch; its open
+        transaction, if any, is aborted at once rather than at the broker's timeout.
+        """
+        worker = self.settings.worker
+        publisher = ChangelogPublisher(
+            self.settings.kafka,
+            worker.app_id,
+            transactional_id=partition_transactional_id(worker.app_id, partition),
+        )
+        clients = await self._build()
+        await publisher.start()
+        try:
+            yield Editor(clients, publisher, self.settings.editor, worker)
+        finally:
+            await publisher.stop()
 
     async def gauges(self) -> PartitionGauges:
         """Lag and facts gauges of the partitions this worker owns (built on first use)."""
-        await self.editor()
-        assert self._gauges is not None  # noqa: S101 - editor() built them
+        await self._build()
+        assert self._gauges is not None  # noqa: S101 - _build() made them
         return self._gauges
 
     def assign(self, partitions: set[int]) -> None:
@@ -126,9 +150,7 @@ class Runtime:
 
     async def clients(self) -> Clients:
         """The clients the editor uses (built on first use)."""
-        await self.editor()
-        assert self._clients is not None  # noqa: S101 - editor() built them
-        return self._clients
+        return await self._build()
 
     def _serve_metrics(self, clients: Clients) -> None:
         worker = self.settings.worker
@@ -162,27 +184,10 @@ def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:
 
     @app.agent(documents_topic(app, settings.kafka), name="editor", isolated_partitions=True)
     async def edit(stream: faust.StreamT[bytes]) -> None:
-        editor = await runtime.editor()
-        recovered = RecoveredBatches(settings.kafka)  # per actor, so per partition
-        # Acks are ours: an event is acked once its document is committed, in input order,
-        # so the offset committed never passes a document still in flight.
-        events = cast("faust.Stream[bytes]", stream).noack()
-        partition = _partition(stream)
-
-        async def committed(event: Any, record: InputRecord, outcome: Outcome) -> None:
-            msg = event.message
-            log.info("outcome %s[%d]@%d %s", msg.topic, msg.partition, msg.offset, outcome.value)
-            await events.ack(event)
-            await runtime.processed(record, outcome, app.consumer.highwater(msg.tp))
-
-        window: Window[Any] = Window(editor, recovered, settings.editor.window, partition)
-        try:
-            await window.run(events.events(), _record, committed)
-        except Exception:
-            # Exit without committing: the records in flight are read again when the
-            # worker restarts (their batches, if published, are found on the changelog).
-            log.critical("unrecoverable error; exiting without committing", exc_info=True)
-            os._exit(70)
+        # The actor faust starts before the first assignment learns its partition then.
+        partition = await _partition(stream)
+        async with runtime.editor(partition) as editor:
+            await _edit_partition(app, runtime, settings, stream, editor, partition)
 
     register_query_agent(app, settings, runtime.clients)
     _track_partitions(app, runtime, settings)
@@ -192,6 +197,53 @@ def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:
         await runtime.close()
 
     return app, runtime
+
+
+def partition_transactional_id(app_id: str, partition: int) -> str:
+    """The transactional id of the publisher of one documents partition's batches."""
+    return f"{app_id}-documents-{partition}"
+
+
+async def _edit_partition(
+    app: faust.App,
+    runtime: Runtime,
+    settings: Settings,
+    stream: faust.StreamT[bytes],
+    editor: Editor,
+    partition: int,
+) -> None:
+    """One actor's loop: the partition's documents through the window, in order."""
+    recovered = RecoveredBatches(settings.kafka)  # per actor, so per partition
+    # Acks are ours: an event is acked once its document is committed, in input order,
+    # so the offset committed never passes a document still in flight.
+    events = cast("faust.Stream[bytes]", stream).noack()
+
+    async def committed(event: Any, record: InputRecord, outcome: Outcome) -> None:
+        msg = event.message
+        log.info("outcome %s[%d]@%d %s", msg.topic, msg.partition, msg.offset, outcome.value)
+        await events.ack(event)
+        await runtime.processed(record, outcome, app.consumer.highwater(msg.tp))
+
+    window: Window[Any] = Window(
+        editor,
+        recovered,
+        settings.editor.window,
+        partition,
+        lookahead=settings.editor.lookahead,
+        ahead=settings.embed.batch_size,
+    )
+    try:
+        await window.run(events.events(), _record, committed)
+    except ProducerFenced:
+        # A zombie: paused past its session timeout, its partition went to another
+        # worker whose publisher fenced this one. Leave without committing anything.
+        log.critical("fenced on partition %d: another worker owns it; exiting", partition)
+        os._exit(EXIT_FENCED)
+    except Exception:
+        # Exit without committing: the records in flight are read again when the
+        # worker restarts (their batches, if published, are found on the changelog).
+        log.critical("unrecoverable error; exiting without committing", exc_info=True)
+        os._exit(70)
 
 
 def _record(event: Any) -> InputRecord:
@@ -204,10 +256,15 @@ def _record(event: Any) -> InputRecord:
     )
 
 
-def _partition(stream: faust.StreamT[bytes]) -> int:
-    """The input partition of an isolated-partitions actor's stream (-1 if it cannot tell)."""
-    tps = list(stream.active_partitions or ())
-    return int(tps[0].partition) if len(tps) == 1 else -1
+async def _partition(stream: faust.StreamT[bytes]) -> int:
+    """The input partition of an isolated-partitions actor's stream.
+
+    faust starts one actor before the first assignment and gives it its partition then
+    (the set it reads fills in): that one waits here until it has it.
+    """
+    while len(tps := list(stream.active_partitions or ())) != 1:
+        await asyncio.sleep(_ASSIGNMENT_POLL_S)
+    return int(tps[0].partition)
 
 
 def _track_partitions(app: faust.App, runtime: Runtime, settings: Settings) -> None:

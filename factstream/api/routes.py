@@ -30,7 +30,7 @@ from factstream.api.schemas import (
 )
 from factstream.api.state import ApiState, State
 from factstream.errors import FactNotFound, FactstreamError, Forbidden
-from factstream.knowledge.query import AskRequest, Retrieval
+from factstream.knowledge.query import AskRequest, Gathered
 from factstream.lm.json_fields import JsonFieldReader
 from factstream.temporal.intervals import ValidInterval, at
 
@@ -75,6 +75,10 @@ async def ask(body: AskBody, key: ApiKey, state: State) -> Response:
     names ("in 2019", "last year", read against ``as_of`` or now) is the valid time, else
     what still holds at ``as_of`` (or now); ``valid_time`` in the reply says which.
 
+    ``mode`` (single, multi_hop, auto) says how: one retrieval, or planned hops whose
+    chain is listed in ``hops``; with the self-check on, ``rounds`` and ``confidence`` say
+    what it found.
+
     With ``stream: true`` the reply is server-sent events: ``facts`` (the retrieved facts
     and the valid time), ``token`` for each piece the LM writes (``attempt``, the raw
     ``text``, and ``fields``: what each answer field gained, unescaped; a higher attempt
@@ -84,12 +88,12 @@ async def ask(body: AskBody, key: ApiKey, state: State) -> Response:
     state.keys.check(key, "read", body.namespace)
     request = body.to_request()
     timings: dict[str, float] = {}
-    retrieval = await state.engine.retrieve_timed(request, timings)
+    gathered = await state.engine.gather(request, timings)
     if body.stream:
         return StreamingResponse(
-            _events(state, request, retrieval, timings), media_type="text/event-stream"
+            _events(state, request, gathered, timings), media_type="text/event-stream"
         )
-    result = await state.engine.answer(request, retrieval.facts, timings, retrieval.valid_time)
+    result = await state.engine.respond(request, gathered, timings)
     timings["total"] = sum(timings.values())
     state.metrics.observe_ask(timings)
     reply = AskResponse.of(result, body.namespace, body.as_of)
@@ -101,10 +105,10 @@ def _event(name: str, data: str) -> str:
 
 
 async def _events(
-    state: ApiState, request: AskRequest, retrieval: Retrieval, timings: dict[str, float]
+    state: ApiState, request: AskRequest, gathered: Gathered, timings: dict[str, float]
 ) -> AsyncIterator[str]:
-    shown = [FactOut.used(f).model_dump(mode="json") for f in retrieval.facts]
-    valid = ValidTimeOut.of(retrieval.valid_time).model_dump(mode="json")
+    shown = [FactOut.used(f).model_dump(mode="json") for f in gathered.facts]
+    valid = ValidTimeOut.of(gathered.valid_time).model_dump(mode="json")
     yield _event("facts", json.dumps({"facts": shown, "valid_time": valid}))
     pieces: asyncio.Queue[tuple[int, str] | None] = asyncio.Queue()
 
@@ -112,9 +116,7 @@ async def _events(
         await pieces.put((attempt, text))
 
     answering = asyncio.create_task(
-        state.engine.answer(
-            request, retrieval.facts, timings, retrieval.valid_time, on_token=on_token
-        )
+        state.engine.respond(request, gathered, timings, on_token=on_token)
     )
     answering.add_done_callback(lambda _: pieces.put_nowait(None))
     readers: dict[int, JsonFieldReader] = {}  # a new attempt starts a new answer

@@ -1,4 +1,5 @@
-"""Apache Kafka (KRaft, single node) from Maven Central jars, run with the machine's Java."""
+"""Apache Kafka (KRaft) from Maven Central jars, run with the machine's Java: a single node, or
+one broker+controller of a cluster (``factstream services up --cluster``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import logging
 import shutil
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from aiokafka.admin import AIOKafkaAdminClient
@@ -19,21 +21,55 @@ from factstream.services.base import LaunchSpec, LocalService, Port
 from factstream.services.process import CacheLayout, port_is_free, require_tool, run_step
 from factstream.services.progress import Outcome, Progress
 
-__all__ = ["KafkaService", "kafka_answers_metadata"]
+__all__ = ["KafkaQuorum", "KafkaService", "kafka_answers_metadata", "new_cluster_id"]
 
 _JAVA_HINT = "install Java 17 (Debian: apt-get install openjdk-17-jre-headless)"
 _MVN_HINT = "install Maven (Debian: apt-get install maven)"
 
 
+@dataclass(frozen=True)
+class KafkaQuorum:
+    """This node's place in a cluster of combined broker+controller nodes.
+
+    Attributes:
+        node_id: this node's id (1-based).
+        controller_ports: every node's controller port, node 1 first (the static voters).
+        cluster_id: the id all nodes' storage is formatted with.
+    """
+
+    node_id: int
+    controller_ports: tuple[int, ...]
+    cluster_id: str
+
+    @property
+    def voters(self) -> str:
+        return ",".join(f"{i}@127.0.0.1:{p}" for i, p in enumerate(self.controller_ports, 1))
+
+    @property
+    def size(self) -> int:
+        return len(self.controller_ports)
+
+
 class KafkaService(LocalService):
-    """A single-node KRaft broker+controller on 127.0.0.1."""
+    """A KRaft broker+controller on 127.0.0.1: alone, or one node of a ``quorum``.
+
+    In a cluster the internal topics (offsets, transaction state) get a replication factor
+    of the cluster's size and min.insync.replicas of 2, as the product's own topics do.
+    """
 
     name = "kafka"
 
-    def __init__(self, kafka: KafkaSettings, local: LocalSettings, layout: CacheLayout) -> None:
+    def __init__(
+        self,
+        kafka: KafkaSettings,
+        local: LocalSettings,
+        layout: CacheLayout,
+        quorum: KafkaQuorum | None = None,
+    ) -> None:
         super().__init__(layout)
         self.kafka, self.local = kafka, local
         self._host, self._port = kafka.first_host_port
+        self.quorum = quorum
 
     @property
     def host(self) -> str:
@@ -103,10 +139,12 @@ class KafkaService(LocalService):
 
     def _properties(self) -> Path:
         ctrl = self.local.kafka_controller_port
+        quorum = self.quorum or KafkaQuorum(1, (ctrl,), "")
+        replicas, min_isr = str(quorum.size), str(min(2, quorum.size))
         lines = {
             "process.roles": "broker,controller",
-            "node.id": "1",
-            "controller.quorum.voters": f"1@127.0.0.1:{ctrl}",
+            "node.id": str(quorum.node_id),
+            "controller.quorum.voters": quorum.voters,
             "listeners": f"PLAINTEXT://127.0.0.1:{self._port},CONTROLLER://127.0.0.1:{ctrl}",
             "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self._port}",
             "controller.listener.names": "CONTROLLER",
@@ -114,12 +152,12 @@ class KafkaService(LocalService):
             "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
             "log.dirs": str(self.data_dir / "log"),
             "num.partitions": "1",
-            "offsets.topic.replication.factor": "1",
+            "offsets.topic.replication.factor": replicas,
             "offsets.topic.num.partitions": "8",
-            "transaction.state.log.replication.factor": "1",
-            "transaction.state.log.min.isr": "1",
-            "share.coordinator.state.topic.replication.factor": "1",
-            "share.coordinator.state.topic.min.isr": "1",
+            "transaction.state.log.replication.factor": replicas,
+            "transaction.state.log.min.isr": min_isr,
+            "share.coordinator.state.topic.replication.factor": replicas,
+            "share.coordinator.state.topic.min.isr": min_isr,
             # Topics are created on purpose, with their declared partitions and configs:
             # a producer writing to a misspelt or not-yet-created topic fails instead.
             "auto.create.topics.enable": "false",
@@ -147,7 +185,7 @@ class KafkaService(LocalService):
         props = self._properties()
         if (self.data_dir / "log" / "meta.properties").exists():
             return
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        cluster_id = (self.quorum and self.quorum.cluster_id) or new_cluster_id()
         run_step(
             self.name,
             "format KRaft storage",
@@ -162,6 +200,12 @@ class KafkaService(LocalService):
         if port_is_free(self._port, self._host):
             return False
         return asyncio.run(kafka_answers_metadata(self.kafka.bootstrap_servers))
+
+
+def new_cluster_id(seed: str | None = None) -> str:
+    """A KRaft cluster id: random, or derived from ``seed`` (the same for every node)."""
+    raw = hashlib.sha256(seed.encode()).digest()[:16] if seed else uuid.uuid4().bytes
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
 async def kafka_answers_metadata(bootstrap_servers: str, timeout_ms: int = 3000) -> bool:

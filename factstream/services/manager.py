@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Iterable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -11,8 +13,10 @@ from pathlib import Path
 from factstream.config import Settings
 from factstream.errors import PortTaken
 from factstream.services.base import LocalService
+from factstream.services.cluster import cluster_services
 from factstream.services.kafka import KafkaService
 from factstream.services.llama import LlamaServer
+from factstream.services.postgres import PostgresService
 from factstream.services.process import (
     CacheLayout,
     port_is_free,
@@ -21,10 +25,11 @@ from factstream.services.process import (
     stop_process,
     wait_until,
 )
-from factstream.services.progress import Outcome, Progress
+from factstream.services.progress import Outcome, Progress, RunningStep
 from factstream.services.weaviate import WeaviateService
 
 __all__ = [
+    "OPTIONAL_SERVICE_NAMES",
     "SERVICE_NAMES",
     "ServiceState",
     "ServiceStatus",
@@ -35,6 +40,8 @@ __all__ = [
 ]
 
 SERVICE_NAMES = ("kafka", "weaviate", "lm")
+# Started only when named (``--only postgres``, the mirror's tests): the stack runs without it.
+OPTIONAL_SERVICE_NAMES = ("postgres",)
 
 
 class ServiceState(StrEnum):
@@ -67,19 +74,29 @@ def _report_found(progress: Progress, row: ServiceStatus) -> None:
         progress.report(row.name, title, Outcome.RUNNING, note, log=Path(row.log))
 
 
-def build_services(settings: Settings, names: Iterable[str] = SERVICE_NAMES) -> list[LocalService]:
-    """The services named, in start order, configured from ``settings``."""
+def build_services(
+    settings: Settings, names: Iterable[str] = SERVICE_NAMES, *, cluster: bool = False
+) -> list[LocalService]:
+    """The services named, in start order, configured from ``settings``.
+
+    Args:
+        cluster: Kafka and Weaviate as three-node clusters (factstream.services.cluster);
+            their nodes come one after another, node 1 first.
+    """
     layout = CacheLayout(settings.local.cache_dir)
-    every: dict[str, LocalService] = {
-        "kafka": KafkaService(settings.kafka, settings.local, layout),
-        "weaviate": WeaviateService(settings.weaviate, settings.local, layout),
-        "lm": LlamaServer(settings.lm, settings.local, layout),
+    every: dict[str, list[LocalService]] = {
+        "kafka": [KafkaService(settings.kafka, settings.local, layout)],
+        "weaviate": [WeaviateService(settings.weaviate, settings.local, layout)],
+        "lm": [LlamaServer(settings.lm, settings.local, layout)],
+        "postgres": [PostgresService(settings.postgres, settings.local, layout)],
     }
     wanted = set(names)
     unknown = wanted - every.keys()
     if unknown:
         raise ValueError(f"unknown service(s) {sorted(unknown)}; known: {list(every)}")
-    return [svc for name, svc in every.items() if name in wanted]
+    if cluster:
+        every |= {k: v for k, v in cluster_services(settings, layout).items() if k in wanted}
+    return [svc for name, nodes in every.items() if name in wanted for svc in nodes]
 
 
 def _status(svc: LocalService, started: bool = False) -> ServiceStatus:
@@ -95,25 +112,39 @@ def _status(svc: LocalService, started: bool = False) -> ServiceStatus:
     return ServiceStatus(svc.name, state, svc.endpoint, pid, str(svc.log))
 
 
-def _start(svc: LocalService, timeout_s: float, progress: Progress) -> bool:
-    """Start ``svc`` (or wait for our earlier start of it); True if this call spawned it."""
-    pid = read_pid(svc.pidfile)
-    spawned = pid is None
-    if pid is None:
-        for port in svc.ports:  # before provisioning: a taken port fails fast, not after a build
-            if not port_is_free(port.number):
-                raise PortTaken(svc.name, port.number, port.setting)
-        svc.provision(progress)
-    what = svc.endpoint if spawned else f"{svc.endpoint}, started earlier (pid {pid})"
-    with progress.step(svc.name, f"start {svc.name}", what, svc.log) as step:
-        if pid is None:
-            svc.prepare()
-            spec = svc.launch()
-            pid = start_detached(spec.argv, svc.log, svc.pidfile, env=spec.env)
-        # else: our process from an earlier 'up' is still starting; wait for it like a new one.
-        wait_until(svc.name, svc.ready, pid=pid, log=svc.log, timeout_s=timeout_s, tick=step.tick)
-        step.ends(Outcome.STARTED if spawned else Outcome.RUNNING, f"pid {pid}")
-    return spawned
+def _start(
+    group: Sequence[LocalService], timeout_s: float, progress: Progress
+) -> list[tuple[LocalService, bool]]:
+    """Start the nodes of ``group`` (or wait for our earlier start of them), all before
+    waiting for any: a cluster's node answers only once enough of its peers run.
+
+    Returns each node with True if this call spawned it.
+    """
+    with ExitStack() as steps:
+        launched: list[tuple[LocalService, int, bool, RunningStep]] = []
+        for svc in group:
+            pid = read_pid(svc.pidfile)
+            spawned = pid is None
+            if pid is None:
+                for port in svc.ports:  # before provisioning: a taken port fails fast
+                    if not port_is_free(port.number):
+                        raise PortTaken(svc.name, port.number, port.setting)
+                svc.provision(progress)
+            what = svc.endpoint if spawned else f"{svc.endpoint}, started earlier (pid {pid})"
+            title = f"start {svc.name if len(group) == 1 else svc.instance}"
+            step = steps.enter_context(progress.step(svc.name, title, what, svc.log))
+            if pid is None:
+                svc.prepare()
+                spec = svc.launch()
+                pid = start_detached(spec.argv, svc.log, svc.pidfile, env=spec.env)
+            # else: our process from an earlier 'up' is still starting; wait for it too.
+            launched.append((svc, pid, spawned, step))
+        for svc, pid, spawned, step in launched:
+            wait_until(
+                svc.name, svc.ready, pid=pid, log=svc.log, timeout_s=timeout_s, tick=step.tick
+            )
+            step.ends(Outcome.STARTED if spawned else Outcome.RUNNING, f"pid {pid}")
+    return [(svc, spawned) for svc, _, spawned, _ in launched]
 
 
 def _wait_ports_released(svc: LocalService, timeout_s: float = 10.0) -> None:
@@ -136,14 +167,19 @@ def start_services(
     """
     progress = progress or Progress()
     result = []
-    for svc in services:
-        if not svc.is_local or svc.ready():
-            row = _status(svc)
-            _report_found(progress, row)
-            result.append(row)
-            continue
-        spawned = _start(svc, timeout_s, progress)
-        result.append(_status(svc, started=spawned))
+    # A cluster's nodes come one after another under one name: they start together.
+    for _, nodes in itertools.groupby(services, key=lambda svc: svc.name):
+        group = []
+        for svc in nodes:
+            if not svc.is_local or svc.ready():
+                row = _status(svc)
+                _report_found(progress, row)
+                result.append(row)
+            else:
+                group.append(svc)
+        if group:
+            started = _start(group, timeout_s, progress)
+            result += [_status(svc, started=spawned) for svc, spawned in started]
     return result
 
 
@@ -171,7 +207,11 @@ def provision(
 
 
 def up(
-    settings: Settings, names: Iterable[str] = SERVICE_NAMES, progress: Progress | None = None
+    settings: Settings,
+    names: Iterable[str] = SERVICE_NAMES,
+    progress: Progress | None = None,
+    *,
+    cluster: bool = False,
 ) -> list[ServiceStatus]:
     """Provision and start the named services; ones that already answer are reused.
 
@@ -179,16 +219,21 @@ def up(
         settings: Where the services listen and the cache folder.
         names: Which services.
         progress: Where each step (build, start) is reported; silent by default.
+        cluster: Kafka and Weaviate as three-node clusters.
     """
-    services = build_services(settings, names)
+    services = build_services(settings, names, cluster=cluster)
     return start_services(services, settings.local.start_timeout_s, progress)
 
 
-def down(settings: Settings, names: Iterable[str] = SERVICE_NAMES) -> list[ServiceStatus]:
+def down(
+    settings: Settings, names: Iterable[str] = SERVICE_NAMES, *, cluster: bool = False
+) -> list[ServiceStatus]:
     """Stop the named services that this cache folder started."""
-    return stop_services(build_services(settings, names))
+    return stop_services(build_services(settings, names, cluster=cluster))
 
 
-def status(settings: Settings, names: Iterable[str] = SERVICE_NAMES) -> list[ServiceStatus]:
+def status(
+    settings: Settings, names: Iterable[str] = SERVICE_NAMES, *, cluster: bool = False
+) -> list[ServiceStatus]:
     """What runs now."""
-    return [_status(svc) for svc in build_services(settings, names)]
+    return [_status(svc) for svc in build_services(settings, names, cluster=cluster)]

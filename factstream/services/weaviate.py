@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -12,22 +13,61 @@ from factstream.services.base import LaunchSpec, LocalService, Port
 from factstream.services.process import CacheLayout, port_is_free, require_tool, run_step
 from factstream.services.progress import Outcome, Progress
 
-__all__ = ["WeaviateService"]
+__all__ = ["WeaviatePeers", "WeaviateService"]
 
 _GO_HINT = "install Go >= 1.21 (it fetches the toolchain Weaviate asks for); see https://go.dev/dl"
 _MODULE = "github.com/weaviate/weaviate/cmd/weaviate-server"
 
 
+@dataclass(frozen=True)
+class WeaviatePeers:
+    """This node's place in a cluster on 127.0.0.1 (Weaviate's CLUSTER_IN_LOCALHOST mode:
+    a peer's data and Raft RPC ports are one above its gossip and Raft ports).
+
+    Attributes:
+        index: this node's position (0-based); its hostname is ``node{index + 1}``.
+        raft_ports: every node's Raft port, node1 first (RAFT_JOIN, the voters).
+        join_gossip_port: the gossip port of the node the others join (node1's).
+    """
+
+    index: int
+    raft_ports: tuple[int, ...]
+    join_gossip_port: int
+
+    @property
+    def hostname(self) -> str:
+        return f"node{self.index + 1}"
+
+    def env(self) -> dict[str, str]:
+        joined = ",".join(f"node{i + 1}:{port}" for i, port in enumerate(self.raft_ports))
+        if len(self.raft_ports) == 1:
+            joined = "node1"  # alone: itself
+        env = {
+            "CLUSTER_HOSTNAME": self.hostname,
+            "RAFT_JOIN": joined,
+            "RAFT_BOOTSTRAP_EXPECT": str(len(self.raft_ports)),
+        }
+        if self.index:
+            env["CLUSTER_JOIN"] = f"127.0.0.1:{self.join_gossip_port}"
+        return env
+
+
 class WeaviateService(LocalService):
-    """A single-node Weaviate: REST and gRPC on 127.0.0.1, our own vectors only."""
+    """A Weaviate node: REST and gRPC on 127.0.0.1, our own vectors only; alone, or one of
+    a cluster's ``peers``."""
 
     name = "weaviate"
 
     def __init__(
-        self, weaviate: WeaviateSettings, local: LocalSettings, layout: CacheLayout
+        self,
+        weaviate: WeaviateSettings,
+        local: LocalSettings,
+        layout: CacheLayout,
+        peers: WeaviatePeers | None = None,
     ) -> None:
         super().__init__(layout)
         self.weaviate, self.local = weaviate, local
+        self.peers = peers or WeaviatePeers(0, (local.weaviate_raft_port,), 0)
 
     @property
     def host(self) -> str:
@@ -90,7 +130,6 @@ class WeaviateService(LocalService):
             "GO_PROFILING_DISABLE": "true",
             "AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED": "true",
             "QUERY_DEFAULTS_LIMIT": "25",
-            "CLUSTER_HOSTNAME": "node1",
             "CLUSTER_IN_LOCALHOST": "true",
             "CLUSTER_BIND_ADDR": "127.0.0.1",
             "CLUSTER_ADVERTISE_ADDR": "127.0.0.1",
@@ -98,9 +137,8 @@ class WeaviateService(LocalService):
             "CLUSTER_DATA_BIND_PORT": str(self.local.weaviate_data_port),
             "RAFT_PORT": str(self.local.weaviate_raft_port),
             "RAFT_INTERNAL_RPC_PORT": str(self.local.weaviate_raft_rpc_port),
-            "RAFT_BOOTSTRAP_EXPECT": "1",
-            "RAFT_JOIN": "node1",
             "GRPC_PORT": str(self.weaviate.grpc_port),
+            **self.peers.env(),
         }
         argv = [
             str(self.binary),

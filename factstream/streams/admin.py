@@ -74,7 +74,10 @@ async def ensure_topics(kafka: KafkaSettings, worker: WorkerSettings) -> list[st
                 topic_name(spec.name, kafka.topic_prefix),
                 num_partitions=worker.partitions,
                 replication_factor=worker.replication,
-                topic_configs=topic_configs(spec),
+                topic_configs={
+                    **topic_configs(spec),
+                    "min.insync.replicas": str(worker.min_insync_replicas),
+                },
             )
             for spec in TOPICS.values()
             if topic_name(spec.name, kafka.topic_prefix) not in existing

@@ -23,7 +23,13 @@ from factstream.streams.producer import TransactionalProducer
 from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import DeadLetter, Document, Fact, FactEdit, Record
 
-__all__ = ["ChangelogPublisher", "first_batches", "in_input_order", "read_changelog"]
+__all__ = [
+    "ChangelogPublisher",
+    "first_batches",
+    "in_input_order",
+    "read_changelog",
+    "settled_ends",
+]
 
 log = logging.getLogger(__name__)
 
@@ -33,12 +39,25 @@ _SETTLE_TIMEOUT_S = 900.0
 
 
 class ChangelogPublisher:
-    """A transactional producer for factstream's output topics."""
+    """A transactional producer for factstream's output topics.
 
-    def __init__(self, kafka: KafkaSettings, client_id: str = "factstream") -> None:
-        # Unique per process: a restarted worker never has to wait on its predecessor's
-        # open transaction, which the broker aborts when it times out.
-        self.sender = TransactionalProducer(kafka, client_id, f"{client_id}-{uuid.uuid4().hex}")
+    Args:
+        kafka: the cluster and the topic prefix.
+        client_id: the Kafka client id.
+        transactional_id: fixed, to fence every earlier producer with that id (the worker's
+            per-partition publishers); by default unique per process, so it never waits on
+            a predecessor's open transaction (the broker aborts that one at its timeout).
+    """
+
+    def __init__(
+        self,
+        kafka: KafkaSettings,
+        client_id: str = "factstream",
+        transactional_id: str | None = None,
+    ) -> None:
+        self.sender = TransactionalProducer(
+            kafka, client_id, transactional_id or f"{client_id}-{uuid.uuid4().hex}"
+        )
 
     async def start(self) -> None:
         await self.sender.start()
@@ -105,7 +124,7 @@ async def read_changelog(
     """
     topic = topic_name(TopicName.FACT_EDITS, kafka.topic_prefix)
     async with assigned_reader(kafka, topic) as (consumer, parts):
-        ends = await _settled_ends(kafka, consumer, parts)
+        ends = await settled_ends(kafka, consumer, parts)
         starts = await _start_offsets(consumer, parts, since_ms)
         for tp in parts:
             if starts[tp] >= ends[tp]:
@@ -115,7 +134,7 @@ async def read_changelog(
                 yield edit
 
 
-async def _settled_ends(
+async def settled_ends(
     kafka: KafkaSettings, consumer: AIOKafkaConsumer, parts: list[TopicPartition]
 ) -> dict[TopicPartition, int]:
     """The read_committed end offsets once no transaction open now is still undecided."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 from aiokafka import AIOKafkaProducer
 
@@ -39,7 +40,12 @@ class TransactionalProducer:
         self._lock = asyncio.Lock()
 
     async def start(self) -> None:
+        """Start, and wait until the broker gave this transactional id its producer epoch:
+        from then on a predecessor with the same id is fenced (its open transaction aborted,
+        its next send refused)."""
         await self.producer.start()
+        txn_manager: Any = self.producer._txn_manager  # aiokafka has no public wait for it
+        await txn_manager.wait_for_pid()
 
     async def stop(self) -> None:
         await self.producer.stop()
