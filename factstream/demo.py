@@ -190,11 +190,11 @@ async def run_demo(
     port = free_port()  # a worker of its own: its counters are this run's
     env = {"FACTSTREAM_WORKER_METRICS_PORT": str(port)}
     argv = [sys.executable, "-m", "factstream", "worker"]
+    mirror = DemoMirror(settings, namespace, on_round=on_mirror)
+    await mirror.start()
     worker = start_part(Part("worker", argv, log, "", env))
     store = await WeaviateFactStore.open(settings.weaviate, settings.store)
     metrics = ""
-    mirror = DemoMirror(settings, namespace, on_round=on_mirror)
-    mirror.start()
     try:
         report = await publish_file(data, settings.kafka, settings.worker, namespace=namespace)
         timings["publish"] = time.monotonic() - started

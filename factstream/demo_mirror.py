@@ -180,8 +180,19 @@ class DemoMirror:
             on_round=self._round,
         )
 
-    def start(self) -> None:
-        """Start following the changelog (a task on the running event loop)."""
+    @property
+    def topic(self) -> str:
+        return topic_name(TopicName.FACT_EDITS, self.settings.kafka.topic_prefix)
+
+    async def start(self) -> None:
+        """Start following the changelog (a task on the running event loop).
+
+        Raises:
+            FactstreamError: another mirror of the topic writes to the database.
+            psycopg.Error: the database does not answer.
+        """
+        store = await MirrorStore.open(self.dsn, self.topic)  # fail now, not at the end
+        await store.close()
         self._task = asyncio.create_task(self._run(follow=True))
 
     def alive(self) -> bool:
@@ -213,10 +224,9 @@ class DemoMirror:
         self, knowledge_base: Iterable[Fact], changelog: Sequence[FactEdit]
     ) -> MirrorCheck:
         """The mirrored namespace against ``knowledge_base``; ``changelog``: its edits."""
-        topic = topic_name(TopicName.FACT_EDITS, self.settings.kafka.topic_prefix)
         conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
         try:
-            mirrored = await MirrorStore(conn, topic).facts(self.namespace)
+            mirrored = await MirrorStore(conn, self.topic).facts(self.namespace)
             cur = await conn.execute(
                 "SELECT count(*) FROM edits WHERE namespace = %s", (self.namespace,)
             )

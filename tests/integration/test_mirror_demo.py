@@ -31,7 +31,7 @@ async def test_the_demo_s_mirror_catches_up_and_equals_the_knowledge_base(
     dsn = database_factory()
     rounds: list[RoundResult] = []
     mirror = DemoMirror(stack.settings, DEMO, dsn, on_round=lambda r, _: rounds.append(r))
-    mirror.start()
+    await mirror.start()
     publisher, store = ChangelogPublisher(stack.settings.kafka), await stack.store()
     await publisher.start()
     try:

@@ -110,6 +110,20 @@ def test_the_demo_table_shows_the_mirror_when_the_results_file_has_one() -> None
     assert f"| PostgreSQL mirror | {len(facts)} facts ({check.facts_true} true), equal to" in table
 
 
+class _Store:
+    """Stands in for ``MirrorStore`` at the start: opens (the lock taken) and closes."""
+
+    opened: list[tuple[str, str]] = []
+
+    @classmethod
+    async def open(cls, dsn: str, topic: str) -> _Store:
+        cls.opened.append((dsn, topic))
+        return cls()
+
+    async def close(self) -> None:
+        pass
+
+
 class _Runs:
     """Stands in for ``run_mirror``: a live (follow) run writes a round and waits to be
     cancelled; a catch-up run writes one more round and returns."""
@@ -147,9 +161,11 @@ class _Runs:
 async def test_the_live_mirror_is_stopped_then_caught_up(monkeypatch: pytest.MonkeyPatch) -> None:
     runs = _Runs()
     monkeypatch.setattr(demo_mirror, "run_mirror", runs)
+    monkeypatch.setattr(demo_mirror, "MirrorStore", _Store)
     lags: list[int] = []
     mirror = DemoMirror(Settings(), NS, "dbname=demo", on_round=lambda _, lag: lags.append(lag))
-    mirror.start()
+    await mirror.start()
+    assert _Store.opened[-1] == ("dbname=demo", mirror.topic)
     await asyncio.sleep(0.01)
     assert mirror.alive()
     report = await mirror.finish()
@@ -164,8 +180,9 @@ async def test_a_live_mirror_s_failure_is_raised_by_finish(
 ) -> None:
     runs = _Runs(fail_live=True)
     monkeypatch.setattr(demo_mirror, "run_mirror", runs)
+    monkeypatch.setattr(demo_mirror, "MirrorStore", _Store)
     mirror = DemoMirror(Settings(), NS, "dbname=demo")
-    mirror.start()
+    await mirror.start()
     await asyncio.sleep(0.01)
     with pytest.raises(RuntimeError, match="lost the database"):
         await mirror.finish()
