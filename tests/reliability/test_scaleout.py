@@ -110,7 +110,7 @@ async def test_three_workers_in_one_group_through_seeded_rebalances(
         await stack.wait_outcomes(point, timeout_s=900)
         victim = rng.choice(_running(stack))
         action = rng.choice(["SIGTERM", "SIGKILL"])
-        stack.kill_worker(victim, getattr(signal, action))
+        await asyncio.to_thread(stack.kill_worker, victim, getattr(signal, action))
         actions[action] += 1
         await asyncio.sleep(rng.uniform(0, 2))
         stack.start_worker()
