@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 
 .PHONY: help setup tools services provision demo test test-unit test-integration reliability \
-	bench bench-1m bench-busy bench-scale lint format down clean
+	screenshots bench bench-1m bench-busy bench-scale lint format down clean
 # make test's steps run one after another, in the order named, even under make -j: lint and the
 # unit tests fail fast, before provisioning and the integration tests.
 .NOTPARALLEL:
@@ -16,6 +16,7 @@ help:
 	@echo "make test-unit         unit tests only (no services)"
 	@echo "make test-integration  integration tests (real services, reliability suite reduced)"
 	@echo "make reliability       the reliability suite at full size (faults, bad input)"
+	@echo "make screenshots       the web console's browser test, its screenshots to docs/console/"
 	@echo "make bench             the benchmarks (bench/results/<timestamp>.json, a table; ~20 min)"
 	@echo "make bench-1m          ask latency at 1M facts on a Weaviate of its own (~30 min, GBs)"
 	@echo "make bench-busy        one busy namespace: docs/s at windows 1, 4, 16, 32 (issue 18)"
@@ -44,11 +45,12 @@ $(VENV)/.installed: pyproject.toml deploy/local/require-tools.sh
 	@touch $@
 
 # First run: resolves Kafka from Maven Central, builds Weaviate (go install),
-# llama-cpp-python and promtool (go build, for the monitoring tests); about 15-25 minutes.
-# Cached in $${FACTSTREAM_CACHE_DIR:-~/.cache/factstream}.
+# llama-cpp-python and promtool (go build, for the monitoring tests), exports the embedding
+# model to ONNX (seconds); about 15-25 minutes. Cached in $${FACTSTREAM_CACHE_DIR:-~/.cache/factstream}.
 provision: setup
 	$(BIN)/factstream services provision
 	$(BIN)/python -m factstream.services.promtool
+	$(BIN)/python -m factstream.embed.onnx_export
 
 services: setup
 	$(BIN)/factstream services up
@@ -57,13 +59,13 @@ demo: setup
 	$(BIN)/factstream demo
 
 lint: setup
-	$(BIN)/ruff check factstream tests bench
-	$(BIN)/ruff format --check factstream tests bench
+	$(BIN)/ruff check factstream tests bench examples
+	$(BIN)/ruff format --check factstream tests bench examples
 	$(BIN)/mypy
 
 format: setup
-	$(BIN)/ruff check --fix factstream tests bench
-	$(BIN)/ruff format factstream tests bench
+	$(BIN)/ruff check --fix factstream tests bench examples
+	$(BIN)/ruff format factstream tests bench examples
 
 # lint, the unit tests, the integration tests: in this order (.NOTPARALLEL), stopping at the
 # first that fails. Together the two pytest runs are the whole suite.
@@ -80,6 +82,10 @@ test-integration: provision
 reliability: lint provision
 	FACTSTREAM_RELIABILITY=full FACTSTREAM_RELIABILITY_RESULTS=docs/reliability \
 		$(BIN)/pytest tests/reliability
+
+# The web console's browser test (Debian's chromium), keeping its screenshots for the docs.
+screenshots: provision
+	FACTSTREAM_SCREENSHOTS=docs/console $(BIN)/pytest tests/integration/test_console_browser.py
 
 # Benchmarks on the real local stack (started if needed); see bench/README.md.
 bench: provision

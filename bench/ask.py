@@ -4,7 +4,10 @@ One namespace is filled with synthetic facts whose vectors derive from real embe
 (bench.corpus.FactPool), in steps (10k, then 100k ...), batch-inserted with precomputed
 vectors through the fact store. At each step the CLARK-News questions are asked through the
 query engine (factstream.knowledge.query: embed the question, hybrid search for facts true
-now, facts as of then) and the ERASE A.3 prompt is built; the LM is not called.
+now, facts as of then) and the ERASE A.3 prompt is built; the LM is not called. Beside
+it, 2-hop questions on names of the pool's sentences ("Who is the chief executive of
+NAME's employer?") are asked in mode multi_hop: planned by the rules, two hops of
+entity-filtered search (``knowledge.chain``), the prompt built; no LM either.
 The 1M case runs on a Weaviate of its own (bench.own_weaviate), so its memory is measured
 alone.
 """
@@ -27,6 +30,9 @@ from bench.own_weaviate import OwnWeaviate
 from bench.sizes import Size
 from factstream.clients import Clients, open_clients
 from factstream.config import Settings
+from factstream.embed.base import Embedder
+from factstream.embed.factory import choose_runtime, load_embedder
+from factstream.knowledge.names import document_names
 from factstream.knowledge.query import AskRequest, QueryEngine, prompt_facts
 from factstream.prompts import answer
 from factstream.services import manager
@@ -89,8 +95,46 @@ async def _latencies(engine: QueryEngine, asked: list[str]) -> dict[str, Any]:
     }
 
 
-def _engine(clients: Clients, s: Settings) -> QueryEngine:
-    return QueryEngine(clients.store, clients.embedder, clients.runner, s.api, alpha=s.editor.alpha)
+def hop_questions(sentences: list[str], count: int) -> list[str]:
+    """``count`` 2-hop questions on the names the sentences hold (cycled)."""
+    names = list(dict.fromkeys(n for s in sentences for n in document_names(s) if " " in n))
+    if not names:
+        return []
+    return [
+        f"Who is the chief executive of {names[i % len(names)]}'s employer?" for i in range(count)
+    ]
+
+
+async def _multi_hop_latencies(engine: QueryEngine, asked: list[str]) -> dict[str, Any]:
+    """Multi-hop latency without generation: plan, hops, the prompt built."""
+    total, hops = [], []
+    for i, question in enumerate(asked):
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        request = AskRequest(question, _NAMESPACE, mode="multi_hop")
+        gathered = await engine.gather(request, timings)
+        ctx = answer.AnswerFreeContext(question=question, facts=tuple(prompt_facts(gathered.facts)))
+        answer.FREE_V1.messages(ctx)
+        if i >= _WARM_UP:
+            total.append(time.perf_counter() - started)
+            hops.append(timings.get("hops", 0.0))
+    return {**summary_ms(total), "hops": summary_ms(hops)}
+
+
+def _engine(clients: Clients, s: Settings, embedder: Embedder | None = None) -> QueryEngine:
+    return QueryEngine(
+        clients.store, embedder or clients.embedder, clients.runner, s.api, alpha=s.editor.alpha
+    )
+
+
+async def _reference(settings: Settings) -> Embedder | None:
+    """The torch reference embedder when the configured runtime is another (compared at
+    each step on the same facts and questions), else None."""
+    if choose_runtime(settings.embed)[0] == "torch":
+        return None
+    return await load_embedder(
+        settings.embed.model_copy(update={"runtime": "torch"}), settings.local.cache_dir
+    )
 
 
 async def _steps(
@@ -101,10 +145,13 @@ async def _steps(
     queries: int,
     progress: Callable[[int], None],
     weaviate_pid: int | None,
+    compare: bool = True,
 ) -> dict[str, Any]:
     pool = await _pool(clients, data, max(sizes))
     asked = (questions(data) * (1 + (queries + _WARM_UP) // 428))[: queries + _WARM_UP]
+    two_hops = hop_questions(pool.sentences, queries + _WARM_UP)
     engine, loaded, results = _engine(clients, settings), 0, {}
+    reference = await _reference(settings) if compare else None
     for n in sorted(sizes):
         started = time.perf_counter()
         await _fill(clients, pool, loaded, n, progress)
@@ -116,9 +163,17 @@ async def _steps(
             "settle_s": settle_s,
             "added_facts": n - loaded,
             "facts_in_namespace": counts.true + counts.false,
+            "runtime": choose_runtime(settings.embed)[0],
             **await _latencies(engine, asked),
+            "multi_hop": await _multi_hop_latencies(engine, two_hops),
         }
+        if reference is not None:
+            results[str(n)]["torch_reference"] = await _latencies(
+                _engine(clients, settings, reference), asked
+            )
         loaded = n
+    if reference is not None:
+        await reference.aclose()
     return results
 
 
@@ -180,7 +235,7 @@ async def run_million(
         async with open_clients(dep.settings) as clients:
             rss_before = own.rss_mib()
             steps = await _steps(
-                clients, dep.settings, data, (facts,), size.ask_queries, progress, own.pid
+                clients, dep.settings, data, (facts,), size.ask_queries, progress, own.pid, False
             )
             rss_after = own.rss_mib()
     finally:

@@ -9,9 +9,12 @@ documents. Documents/s runs from their publish to the moment the worker's
 factstream_documents_total counts them all (polled every 0.2 s, with its
 factstream_documents_in_flight).
 
-Per W: LM calls and tokens per document (the stub's /stats), re-decisions by reason and
-their LM tokens (the worker's factstream_redecisions_total and
-factstream_redecision_tokens_total), the conflict rate (re-decisions per document) and
+Per W: LM calls and tokens per document (the stub's /stats), re-decisions by reason and by
+when they were made (early, after an earlier commit; or at the document's commit) and their
+LM tokens (the worker's factstream_redecisions_total and factstream_redecision_tokens_total),
+the LM tokens the stub served over the serial run's (``extra_token_share``: what the window
+cost in tokens, cancelled stale work included), the conflict rate (re-decisions per
+document) and
 the bound min(W / (LM calls per document x latency), embedding-only bound) with the
 calls per document of the serial run (W=1). The embedding-only bound embeds, in one
 batched call, the texts the serial run embedded: its documents and every fact its
@@ -39,7 +42,7 @@ from bench.harness import Deployment
 from bench.scrape import Samples, scrape
 from bench.sizes import Size
 from factstream.config import EditorSettings, Settings
-from factstream.embed.st_embedder import SentenceTransformerEmbedder
+from factstream.embed.factory import load_embedder
 from factstream.services.process import free_port
 from factstream.streams.changelog import read_changelog
 from factstream.topics.records import Document, EditOp, FactEdit
@@ -123,7 +126,7 @@ def _embedded_texts(docs: list[Document], edits: list[FactEdit]) -> list[str]:
 
 
 async def _embed_bound(settings: Settings, texts: list[str], docs: int) -> dict[str, Any]:
-    embedder = await SentenceTransformerEmbedder.load(settings.embed)
+    embedder = await load_embedder(settings.embed, settings.local.cache_dir)
     try:
         await embedder.embed_batch(texts[:8])  # warm
         started = time.perf_counter()
@@ -207,6 +210,8 @@ def _figures(
         "max_lm_in_flight": stats["max_in_flight"],
         "max_documents_in_flight": most_in_flight,
         "redecisions": {k: int(v) for k, v in redecisions.items()},
+        # early: after an earlier commit, before the document's turn; commit: at its turn
+        "redecisions_at": {k: int(v) for k, v in samples.by_label(_REDECISIONS, "at").items() if v},
         "conflict_rate": round(sum(redecisions.values()) / n, 4),
         "redecision_tokens": {k: int(v) for k, v in redecision_tokens.items()},
         "redecision_token_share": round(sum(redecision_tokens.values()) / tokens, 4)
@@ -242,6 +247,11 @@ async def run(base: Settings, size: Size, workdir: Path, data: Path) -> dict[str
         figures["edits"] = len(edits)
         figures["changelog_equals_serial"] = _signature(edits) == _signature(serial)
         runs[window] = figures
+        # Every LM token the stub served (cancelled stale work included) over the serial run's.
+        first = runs[windows[0]]["stub_tokens"]
+        figures["extra_token_share"] = (
+            round(figures["stub_tokens"] / first - 1, 4) if first else 0.0
+        )
     calls_per_doc = runs[windows[0]]["lm_calls_per_doc"]
     _bounded(runs, calls_per_doc, size.busy_latency_ms / 1000, embed["docs_per_s"])
     checked = goals(runs)

@@ -24,7 +24,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from bench import ask, backlog, busy, e2e, throughput, tokens
+from bench import ask, backlog, busy, e2e, embed, throughput, tokens
 from bench.corpus import DEFAULT_DATA
 from bench.report import RESULTS, busy_goals, new_report, table, write
 from bench.sizes import SIZES, Size
@@ -44,6 +44,7 @@ class Bench(StrEnum):
     BACKLOG = "backlog"
     ASK_1M = "ask_1m"
     BUSY = "busy"
+    EMBED = "embed"
 
 
 # ask_1m and busy have make targets of their own (make bench-1m, make bench-busy).
@@ -67,6 +68,7 @@ def _runners(million_facts: int) -> dict[Bench, Runner]:
             s, z, w, d, _progress, facts=million_facts
         ),
         Bench.BUSY: lambda s, z, w, d, _o: busy.run(s, z, w, d),
+        Bench.EMBED: lambda s, z, w, d, _o: embed.run(s, z, w, d),
     }
 
 

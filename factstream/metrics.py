@@ -9,7 +9,15 @@ from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-__all__ = ["EmbedMetrics", "FeedMetrics", "LMMetrics", "Metrics", "QueryMetrics", "WorkerMetrics"]
+__all__ = [
+    "EmbedMetrics",
+    "FeedMetrics",
+    "LMMetrics",
+    "Metrics",
+    "MirrorMetrics",
+    "QueryMetrics",
+    "WorkerMetrics",
+]
 
 _LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 
@@ -250,9 +258,10 @@ class WorkerMetrics:
             ),
             redecisions=Counter(
                 "factstream_redecisions",
-                "Documents decided again at their commit because their candidates changed "
-                "since their decision, by how (added, removed, changed, reordered).",
-                ["reason"],
+                "Documents decided again because their candidates changed since their "
+                "decision, by how (added, removed, changed, reordered) and when (early: "
+                "after an earlier commit, before their turn; commit: at their commit).",
+                ["reason", "at"],
                 registry=registry,
             ),
             redecision_tokens=Counter(
@@ -274,6 +283,8 @@ class QueryMetrics:
     ask_seconds: Histogram
     questions: Counter
     time_plans: Counter
+    answers: Counter
+    second_rounds: Counter
 
     @classmethod
     def create(cls, registry: CollectorRegistry) -> QueryMetrics:
@@ -301,12 +312,73 @@ class QueryMetrics:
                 ["outcome"],
                 registry=registry,
             ),
+            answers=Counter(
+                "factstream_answers",
+                "Questions answered, by how (mode: single or multi_hop, as auto decided).",
+                ["mode"],
+                registry=registry,
+            ),
+            second_rounds=Counter(
+                "factstream_ask_second_rounds",
+                "Answers the self-check found unsupported by their facts, so retrieved once "
+                "more (with the question and the draft), by mode.",
+                ["mode"],
+                registry=registry,
+            ),
         )
 
     def observe_ask(self, timings: dict[str, float]) -> None:
         """Record the seconds of each stage of one answered question."""
         for stage, seconds in timings.items():
             self.ask_seconds.labels(stage).observe(seconds)
+
+
+@dataclass(frozen=True)
+class MirrorMetrics:
+    """``factstream mirror postgres``: what it applied, what it refused, how far behind it is.
+
+    A process of its own with its own registry (not part of ``Metrics``).
+    """
+
+    edits: Counter
+    batches: Counter
+    dead_letters: Counter
+    lag: Gauge
+    rounds: Counter
+
+    @classmethod
+    def create(cls, registry: CollectorRegistry) -> MirrorMetrics:
+        """Register the mirror's metrics on ``registry``."""
+        return cls(
+            edits=Counter(
+                "factstream_mirror_edits_applied",
+                "Changelog edits written to the mirror's database (each once).",
+                registry=registry,
+            ),
+            batches=Counter(
+                "factstream_mirror_batches",
+                "Document batches by outcome (applied, duplicate: the document had one).",
+                ["outcome"],
+                registry=registry,
+            ),
+            dead_letters=Counter(
+                "factstream_mirror_dead_letters",
+                "Changelog records put in the dead_letters table, by kind (unknown_version, "
+                "malformed).",
+                ["kind"],
+                registry=registry,
+            ),
+            lag=Gauge(
+                "factstream_mirror_lag_records",
+                "Committed changelog records not yet in the database (after each round).",
+                registry=registry,
+            ),
+            rounds=Counter(
+                "factstream_mirror_rounds",
+                "Database transactions written (a round: batches and offsets together).",
+                registry=registry,
+            ),
+        )
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,16 @@ from factstream.config import Settings
 from factstream.services import manager
 from factstream.services.process import stop_children
 
-__all__ = ["Part", "child_env", "run_up", "start_part", "start_parts", "stop_parts", "supervise"]
+__all__ = [
+    "Part",
+    "child_env",
+    "console_url",
+    "run_up",
+    "start_part",
+    "start_parts",
+    "stop_parts",
+    "supervise",
+]
 
 _POLL_S = 0.5
 
@@ -40,6 +49,11 @@ class Part:
     def alive(self) -> bool:
         """Started and not exited."""
         return self.process is not None and self.process.poll() is None
+
+
+def console_url(settings: Settings) -> str:
+    """Where the API serves the web console."""
+    return f"http://{settings.api.host}:{settings.api.port}/ui"
 
 
 def child_env(settings: Settings) -> tuple[dict[str, str], str | None]:
@@ -137,6 +151,7 @@ def run_up(settings: Settings, say: Callable[[str], None]) -> int:
                 f"{part.name:9} pid {part.process.pid if part.process else '-':<9} "
                 f"{part.where}  log: {part.log}"
             )
+        say(f"{'console':9} {'':9} {console_url(settings)}  (the web console)")
         say("factstream is up; Ctrl-C stops it")
         died = supervise(parts, lambda: stop["asked"])
         if died is not None:

@@ -7,7 +7,12 @@ from collections.abc import Iterator
 
 import pytest
 
-pytest_plugins = ["fixtures.services", "fixtures.factories", "fixtures.stack"]
+pytest_plugins = [
+    "fixtures.services",
+    "fixtures.factories",
+    "fixtures.stack",
+    "fixtures.postgres",
+]
 
 
 @pytest.fixture(autouse=True)

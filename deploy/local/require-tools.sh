@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Make sure the system tools the local stack builds with are present: Java 17+ (Kafka),
 # Maven (Kafka's jars), Go >= 1.21 (builds Weaviate; fetches the Go toolchain Weaviate asks
-# for), cmake and a C++ compiler (llama.cpp). Missing ones are installed with apt-get when
+# for), cmake and a C++ compiler (llama.cpp), Debian's Chromium (the web console's
+# browser tests drive it with Playwright: no browser download) and PostgreSQL's server
+# (the mirror and its tests; Debian keeps initdb in /usr/lib/postgresql/<version>/bin,
+# off PATH). Missing ones are installed with apt-get when
 # that is possible (root on Debian/Ubuntu); otherwise this says what to install and fails.
 set -euo pipefail
 
@@ -12,12 +15,19 @@ declare -A apt_pkg=(
   [cmake]=cmake
   [c++]=g++
   [make]=make
+  [chromium]=chromium
+  [initdb]=postgresql
 )
 
+has_postgres() {
+  command -v initdb >/dev/null 2>&1 || compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null
+}
+
 missing=()
-for tool in java mvn go cmake c++ make; do
+for tool in java mvn go cmake c++ make chromium; do
   command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 done
+has_postgres || missing+=(initdb)
 
 if ((${#missing[@]})); then
   pkgs=()

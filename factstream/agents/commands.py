@@ -58,14 +58,33 @@ def ask(
     ] = None,
     valid_from: ValidFromOption = None,
     valid_to: ValidToOption = None,
+    mode: Annotated[
+        str | None,
+        typer.Option(
+            "--mode",
+            help="single, multi_hop (planned hops, each anchored on the previous hop's "
+            "entity) or auto (multi_hop for a question of two hops or more); default "
+            "FACTSTREAM_API_MODE.",
+        ),
+    ] = None,
 ) -> None:
     """Answer a question from a namespace's facts (in-process, as POST /v1/ask does)."""
     from factstream.clients import open_clients
     from factstream.knowledge.query import AskRequest, QueryEngine
 
     valid = valid_option(valid_at, valid_from, valid_to)
+    if mode not in (None, "single", "multi_hop", "auto"):
+        raise typer.BadParameter(f"--mode is single, multi_hop or auto, not {mode!r}")
     settings = load_settings()
-    request = AskRequest(question, namespace, utc(as_of), top_k, choices, valid)
+    request = AskRequest(
+        question,
+        namespace,
+        utc(as_of),
+        top_k,
+        choices,
+        valid,
+        mode,  # type: ignore[arg-type]
+    )
 
     async def run() -> AskResult:
         async with open_clients(settings) as clients:
@@ -89,6 +108,15 @@ def ask(
         plan = result.valid_time.plan
         if plan is not None and result.valid_time.source.value != "plan":
             console.print(f"time plan not used ({plan.outcome}): {plan.reason}", markup=False)
+    for number, hop in enumerate(result.hops, start=1):
+        cited = "; ".join(f.fact.text for f in hop.facts) or "(no facts)"
+        console.print(
+            f"hop {number}: {hop.question} -> {hop.answer or '(nothing)'} "
+            f"[{hop.seconds * 1000:.0f} ms, {hop.pruned} pruned] {cited}",
+            markup=False,
+        )
+    checked = "" if result.confidence is None else f", confidence {result.confidence:g}"
+    console.print(f"mode {result.mode}, rounds {result.rounds}{checked}", markup=False)
     timings = ", ".join(f"{stage} {seconds:.2f}s" for stage, seconds in result.timings.items())
     console.print(f"[bold]answer:[/] {result.answer}")
     console.print(f"reasoning: {result.reasoning}", markup=False)

@@ -17,9 +17,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Literal
 
 from aiokafka.errors import KafkaError, ProducerFenced
 
@@ -27,7 +28,8 @@ from factstream.clients import Clients
 from factstream.concurrency import backoff_delay
 from factstream.config import EditorSettings, WorkerSettings
 from factstream.errors import BadInput, LMOutputInvalid, StoreUnavailable
-from factstream.knowledge.conflicts import conflict
+from factstream.knowledge.ahead import DocumentVectors
+from factstream.knowledge.conflicts import Conflict, conflict
 from factstream.knowledge.materializer import Materializer
 from factstream.knowledge.pipeline import (
     EditContext,
@@ -38,6 +40,8 @@ from factstream.knowledge.pipeline import (
     timed,
     to_records,
 )
+from factstream.knowledge.retrieval import Retrieval, could_change
+from factstream.store.base import SearchHit, StoredFact
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.streams.decode import decode_document
 from factstream.streams.recovery import RecoveredBatches
@@ -114,10 +118,25 @@ class Editor:
     ) -> None:
         self._clients, self._publisher = clients, publisher
         self._max_bytes, self._max_edits = worker.max_document_bytes, editor.max_edits
-        self._ctx = EditContext(clients.store, clients.embedder, clients.runner, editor)
+        self._ahead = DocumentVectors(clients.embedder)
+        self._ctx = EditContext(
+            clients.store, clients.embedder, clients.runner, editor, ahead=self._ahead
+        )
         self._materializer = Materializer(clients.store, clients.embedder, sink=publisher)
         self.metrics = clients.metrics.worker
         self._commits: Counter[str] = Counter()  # by namespace: commits begun or done
+        self._retrieval = Retrieval.from_settings(editor)
+        # The facts the last commit (``handle``) changed, with their vectors; None: not
+        # known (an attempt failed part way).
+        self.changed: list[StoredFact] | None = []
+
+    def read_ahead(self, record: InputRecord) -> None:
+        """Start embedding the record's document now, before its turn (bad input: nothing)."""
+        try:
+            doc = decode_document(record.key, record.value, max_bytes=self._max_bytes)
+        except BadInput:
+            return
+        self._ahead.start(doc)
 
     def key(self, record: InputRecord) -> tuple[str, str] | None:
         """The record's (namespace, document id); None for bad input."""
@@ -171,6 +190,7 @@ class Editor:
         decided: Awaitable[Decision] | None,
     ) -> Outcome:
         outages = failures = 0
+        self.changed = []
         while True:
             try:
                 early, decided = decided, None  # a retry decides afresh
@@ -180,12 +200,14 @@ class Editor:
                 # timeout, a zombie): it must neither publish nor decide again. Never retried.
                 raise
             except _TRANSIENT as exc:  # an outage: wait as long as it lasts
+                self.changed = None  # it may have applied part of a batch
                 outages += 1
                 delay = backoff_delay(outages, 0.5, 30.0)
                 log.warning("%s: %r; retrying in %.1fs", _where(record), exc, delay)
             except Exception as exc:  # noqa: BLE001 - a poison message must not block forever
                 # Never let it escape: faust acks the event of a crashed actor, which would
                 # commit its offset and lose it. Retry a few times, then dead-letter it.
+                self.changed = None
                 failures += 1
                 if failures >= _POISON_ATTEMPTS:
                     reason = f"failed {failures} times: {exc!r}"
@@ -211,6 +233,7 @@ class Editor:
             finally:
                 # Whatever it wrote, if anything, decisions begun before now may not have seen.
                 self._commits[doc.namespace] += 1
+                self._ahead.drop(doc)  # not decided (a duplicate, recovered): not needed
         except LMOutputInvalid as exc:
             return await self._dead_letter(record, f"LM output invalid: {exc}", "LMOutputInvalid")
 
@@ -228,7 +251,7 @@ class Editor:
         if batch is None:
             batch = await recovered.take(doc.namespace, doc.id, record.appended_ms)
         if batch is not None:
-            await self._materializer.apply(batch)
+            self._changed((await self._materializer.apply(batch)).stored)
             return Outcome.RECOVERED
         plan = await self._confirmed(doc, decision)
         problem = bound_problem(plan, self._max_edits)
@@ -245,7 +268,7 @@ class Editor:
             await self._publisher.publish_batch(edits)
         try:
             with timed(plan.timings, "apply"):
-                await self._materializer.apply(edits)
+                self._changed((await self._materializer.apply(edits)).stored)
         except BaseException:
             # The batch is on the changelog now: a retry applies it, never decides again.
             recovered.keep(edits)
@@ -265,12 +288,46 @@ class Editor:
             # Nothing was committed in its namespace since it retrieved (or, a baseline
             # method, it retrieved nothing): it saw what it would see now.
             return plan
-        now = await retrieve(doc, self._ctx, plan.timings, plan.vector)
+        _, now = await self.probe(plan, plan.timings)
         reason = conflict(plan.retrieved, now, doc.timestamp)
-        if reason is None:
-            return plan
-        log.info("decide %r again: candidates %s since its decision", doc.id, reason.value)
-        self.metrics.redecisions.labels(reason=reason.value).inc()
+        return plan if reason is None else await self.redecide(plan, now, reason, "commit")
+
+    def _changed(self, stored: list[StoredFact]) -> None:
+        if self.changed is not None:  # after a failed attempt it stays unknown
+            self.changed = stored
+
+    def could_change(
+        self, plan: EditPlan, seen: Sequence[SearchHit], changed: Sequence[StoredFact]
+    ) -> bool:
+        """Whether facts a commit ``changed`` may change the candidates ``seen`` of ``plan``'s
+        document (a cheap test that decides when to retrieve again early; see
+        ``retrieval.could_change``)."""
+        if plan.vector is None:
+            return False
+        return could_change(seen, plan.document.text, plan.vector, changed, self._retrieval)
+
+    async def probe(
+        self, plan: EditPlan, timings: dict[str, float] | None = None
+    ) -> tuple[int, list[SearchHit]]:
+        """``plan``'s document's candidates on the knowledge base as it stands now, with the
+        commits of its namespace counted before they were retrieved (a decision's ``base``).
+        """
+        doc = plan.document
+        assert plan.vector is not None  # noqa: S101 - only plans that retrieved are probed
+        base = self._commits[doc.namespace]
+        now = await retrieve(doc, self._ctx, {} if timings is None else timings, plan.vector)
+        return base, now
+
+    async def redecide(
+        self, plan: EditPlan, now: list[SearchHit], reason: Conflict, at: Literal["early", "commit"]
+    ) -> EditPlan:
+        """``plan``'s document decided again on the candidates ``now``, keeping its embedding
+        and extraction; counted as a re-decision for ``reason`` made ``at`` (early: before
+        its commit turn), with the LM tokens it spent.
+        """
+        doc = plan.document
+        log.info("decide %r again: candidates %s since its decision (%s)", doc.id, reason.value, at)
+        self.metrics.redecisions.labels(reason=reason.value, at=at).inc()
         again = await edit_document(doc, self._ctx, retrieved=now, reuse=plan)
         for task, usage in again.usage.items():
             self.metrics.redecision_tokens.labels(task=task).inc(usage.total_tokens)

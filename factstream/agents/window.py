@@ -5,9 +5,16 @@ The window reads a partition's records in order. For each it starts the document
 of the documents before it, on the knowledge base as it stands. One committer takes the
 records strictly in input order: it waits for a record's decision, commits it
 (``Editor.handle``: the same steps, checks and fault handling as one document at a time)
-and only then tells the caller, which acknowledges the record's offset. A decision whose
-candidates changed by the time of its commit is made again there, so the changelog and the
-knowledge base are those of W = 1 (docs/concurrency.md).
+and only then tells the caller, which acknowledges the record's offset. After each commit
+the later documents of its namespace are poked: each checks its candidates and, if the
+commit changed them, is decided again at once (agents/speculation.py), so that its
+decision is usually current by its turn. The commit still checks it there and decides it
+again if its candidates changed, so the changelog and the knowledge base are those of
+W = 1 (docs/concurrency.md).
+
+Records are read up to ``ahead`` past the window and their documents' embeddings started
+at once (knowledge/ahead.py: a vector does not depend on the knowledge base), so they reach
+the model together, in batches; reading acknowledges nothing.
 
 Two copies of one document (the same namespace and id) are never decided at once: the
 later one waits for the earlier one's commit, and so finds it applied without the LM, as
@@ -19,12 +26,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterable, Awaitable, Callable
+from collections import deque
+from collections.abc import AsyncIterable, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from factstream.agents.editor import Decision, Editor, InputRecord, Outcome
+from factstream.agents.editor import Editor, InputRecord, Outcome
+from factstream.agents.speculation import Speculation
 from factstream.concurrency import backoff_delay
+from factstream.store.base import StoredFact
 from factstream.streams.recovery import RecoveredBatches
 
 __all__ = ["Window"]
@@ -41,7 +51,7 @@ class _InFlight(Generic[E]):
 
     event: E
     record: InputRecord
-    decision: asyncio.Task[Decision]
+    decision: Speculation
     key: tuple[str, str] | None
     committed: asyncio.Event
 
@@ -54,17 +64,30 @@ class Window(Generic[E]):
         recovered: The partition's batches found on the changelog after a restart.
         size: The most documents in flight; 1 decides each after the one before commits.
         partition: The input partition (the in-flight gauge's label).
+        lookahead: How many documents nearest their commit are decided again as soon as an
+            earlier commit changes their candidates (default: all); the others wait until
+            they come this near.
+        ahead: Records read past the window, their documents' embeddings started (one
+            embedding batch: FACTSTREAM_EMBED_BATCH_SIZE in the worker).
     """
 
     def __init__(
-        self, editor: Editor, recovered: RecoveredBatches, size: int, partition: int
+        self,
+        editor: Editor,
+        recovered: RecoveredBatches,
+        size: int,
+        partition: int,
+        lookahead: int | None = None,
+        ahead: int = 32,
     ) -> None:
         self._editor, self._recovered = editor, recovered
+        self._lookahead = size if lookahead is None else lookahead
+        self._ahead = max(ahead, 1)
         self._gauge = editor.metrics.in_flight.labels(partition=str(partition))
         self._partition = str(partition)
         self._slots = asyncio.Semaphore(size)
         self._queue: asyncio.Queue[_InFlight[E] | None] = asyncio.Queue()
-        self._decisions: set[asyncio.Task[Decision]] = set()
+        self._pending: deque[_InFlight[E]] = deque()  # read, not committed, in input order
         # (namespace, document id) -> the commit of the latest copy in flight
         self._copies: dict[tuple[str, str], asyncio.Event] = {}
 
@@ -90,21 +113,40 @@ class Window(Generic[E]):
                 task.result()  # the first error ends the run, whichever side it came from
             await committer  # every record read: the last ones commit
         finally:
-            for pending in [*tasks, *self._decisions]:
-                pending.cancel()
-            await asyncio.gather(*tasks, *self._decisions, return_exceptions=True)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.gather(*(item.decision.cancel() for item in self._pending))
             with contextlib.suppress(KeyError):
                 self._editor.metrics.in_flight.remove(self._partition)
 
     async def _read_all(
         self, events: AsyncIterable[E], record_of: Callable[[E], InputRecord]
     ) -> None:
-        async for event in events:
-            await self._slots.acquire()  # room in the window
-            self._gauge.inc()
-            record = record_of(event)
-            await self._load_recovery(record)
-            self._start(event, record)
+        read: asyncio.Queue[tuple[E, InputRecord] | None] = asyncio.Queue(self._ahead)
+
+        async def read_ahead() -> None:
+            # Up to ``ahead`` records past the window are read, and their documents'
+            # embeddings started (knowledge/ahead.py); nothing is acked by reading.
+            try:
+                async for event in events:
+                    record = record_of(event)
+                    self._editor.read_ahead(record)
+                    await read.put((event, record))
+            finally:
+                await read.put(None)
+
+        reader = asyncio.create_task(read_ahead(), name="read-ahead")
+        try:
+            while (item := await read.get()) is not None:
+                await self._slots.acquire()  # room in the window
+                self._gauge.inc()
+                event, record = item
+                await self._load_recovery(record)
+                self._start(event, record)
+            await reader  # the events' error, if they ended with one
+        finally:
+            reader.cancel()
         self._queue.put_nowait(None)
 
     async def _load_recovery(self, record: InputRecord) -> None:
@@ -127,22 +169,27 @@ class Window(Generic[E]):
         done = asyncio.Event()
         if key is not None:
             self._copies[key] = done
-        task = asyncio.create_task(self._decide(record, before))
-        self._decisions.add(task)
-        task.add_done_callback(self._decisions.discard)
-        self._queue.put_nowait(_InFlight(event, record, task, key, done))
-
-    async def _decide(self, record: InputRecord, before: asyncio.Event | None) -> Decision:
-        if before is not None:
-            await before.wait()  # an earlier copy of this document commits first
-        return await self._editor.decide(record, self._recovered)
+        decision = Speculation(self._editor, record, self._recovered, before)
+        item = _InFlight(event, record, decision, key, done)
+        self._pending.append(item)
+        self._queue.put_nowait(item)
 
     async def _commit_all(self, committed: Committed[E]) -> None:
         while (item := await self._queue.get()) is not None:
             outcome = await self._editor.handle(item.record, self._recovered, item.decision)
+            self._pending.popleft()
             item.committed.set()
-            if item.key is not None and self._copies.get(item.key) is item.committed:
-                del self._copies[item.key]
+            if item.key is not None:
+                if self._copies.get(item.key) is item.committed:
+                    del self._copies[item.key]
+                self._poke(item.key[0], self._editor.changed)
             await committed(item.event, item.record, outcome)
             self._slots.release()
             self._gauge.dec()
+
+    def _poke(self, namespace: str, changed: Sequence[StoredFact] | None) -> None:
+        """A document of ``namespace`` committed, changing the facts ``changed`` (None: not
+        known): its later documents check their decisions."""
+        for distance, later in enumerate(self._pending):
+            if later.key is not None and later.key[0] == namespace:
+                later.decision.poke(changed, now=distance < self._lookahead)

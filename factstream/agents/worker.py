@@ -231,7 +231,14 @@ async def _edit_partition(
         await events.ack(event)
         await runtime.processed(record, outcome, app.consumer.highwater(msg.tp))
 
-    window: Window[Any] = Window(editor, recovered, settings.editor.window, partition)
+    window: Window[Any] = Window(
+        editor,
+        recovered,
+        settings.editor.window,
+        partition,
+        lookahead=settings.editor.lookahead,
+        ahead=settings.embed.batch_size,
+    )
     try:
         await window.run(events.events(), _record, committed)
     except ProducerFenced:

@@ -8,6 +8,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from fastapi import FastAPI, Request, Response, status
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
 
 from factstream.access import KeyTable, load_key_table
 from factstream.api.limits import Admission, BodyLimit
@@ -28,6 +29,8 @@ from factstream.errors import (
     Unauthenticated,
 )
 from factstream.knowledge.query import QueryEngine
+from factstream.web.routes import STATIC_DIR
+from factstream.web.routes import router as console
 
 __all__ = ["create_app", "status_of"]
 
@@ -95,6 +98,8 @@ def create_app(
         lifespan=lifespan,
     )
     app.include_router(router)
+    app.include_router(console)  # the web console, /ui (factstream/web)
+    app.mount("/ui/static", StaticFiles(directory=STATIC_DIR), name="console-static")
     app.add_exception_handler(FactstreamError, _error)
     app.add_exception_handler(RequestValidationError, _invalid)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from datetime import datetime
@@ -28,10 +30,11 @@ from factstream.api.schemas import (
 )
 from factstream.api.state import ApiState, State
 from factstream.errors import FactNotFound, FactstreamError, Forbidden
-from factstream.knowledge.query import AskRequest, Retrieval
+from factstream.knowledge.query import AskRequest, Gathered
+from factstream.lm.json_fields import JsonFieldReader
 from factstream.temporal.intervals import ValidInterval, at
 
-__all__ = ["router"]
+__all__ = ["CURSOR_PATTERN", "find_facts", "router"]
 
 router = APIRouter()
 
@@ -60,7 +63,7 @@ ValidTo = Annotated[
 ]
 # What a page's cursor is (store/rules.py order_key: the hex of a fact id's UTF-8 bytes);
 # anything else was never issued, so it is refused rather than read as a position.
-_CURSOR = r"^(?:[0-9a-f]{2}){1,1024}$"
+CURSOR_PATTERN = r"^(?:[0-9a-f]{2}){1,1024}$"
 
 
 @router.post("/v1/ask", response_model=AskResponse, tags=["query"])
@@ -72,18 +75,25 @@ async def ask(body: AskBody, key: ApiKey, state: State) -> Response:
     names ("in 2019", "last year", read against ``as_of`` or now) is the valid time, else
     what still holds at ``as_of`` (or now); ``valid_time`` in the reply says which.
 
+    ``mode`` (single, multi_hop, auto) says how: one retrieval, or planned hops whose
+    chain is listed in ``hops``; with the self-check on, ``rounds`` and ``confidence`` say
+    what it found.
+
     With ``stream: true`` the reply is server-sent events: ``facts`` (the retrieved facts
-    and the valid time), then ``answer`` (the whole AskResponse), or ``error``.
+    and the valid time), ``token`` for each piece the LM writes (``attempt``, the raw
+    ``text``, and ``fields``: what each answer field gained, unescaped; a higher attempt
+    replaces an invalid answer), then ``answer`` (the whole AskResponse) and ``done``, or
+    ``error``.
     """
     state.keys.check(key, "read", body.namespace)
     request = body.to_request()
     timings: dict[str, float] = {}
-    retrieval = await state.engine.retrieve_timed(request, timings)
+    gathered = await state.engine.gather(request, timings)
     if body.stream:
         return StreamingResponse(
-            _events(state, request, retrieval, timings), media_type="text/event-stream"
+            _events(state, request, gathered, timings), media_type="text/event-stream"
         )
-    result = await state.engine.answer(request, retrieval.facts, timings, retrieval.valid_time)
+    result = await state.engine.respond(request, gathered, timings)
     timings["total"] = sum(timings.values())
     state.metrics.observe_ask(timings)
     reply = AskResponse.of(result, body.namespace, body.as_of)
@@ -95,16 +105,35 @@ def _event(name: str, data: str) -> str:
 
 
 async def _events(
-    state: ApiState, request: AskRequest, retrieval: Retrieval, timings: dict[str, float]
+    state: ApiState, request: AskRequest, gathered: Gathered, timings: dict[str, float]
 ) -> AsyncIterator[str]:
-    shown = [FactOut.used(f).model_dump(mode="json") for f in retrieval.facts]
-    valid = ValidTimeOut.of(retrieval.valid_time).model_dump(mode="json")
+    shown = [FactOut.used(f).model_dump(mode="json") for f in gathered.facts]
+    valid = ValidTimeOut.of(gathered.valid_time).model_dump(mode="json")
     yield _event("facts", json.dumps({"facts": shown, "valid_time": valid}))
+    pieces: asyncio.Queue[tuple[int, str] | None] = asyncio.Queue()
+
+    async def on_token(attempt: int, text: str) -> None:
+        await pieces.put((attempt, text))
+
+    answering = asyncio.create_task(
+        state.engine.respond(request, gathered, timings, on_token=on_token)
+    )
+    answering.add_done_callback(lambda _: pieces.put_nowait(None))
+    readers: dict[int, JsonFieldReader] = {}  # a new attempt starts a new answer
     try:
-        result = await state.engine.answer(request, retrieval.facts, timings, retrieval.valid_time)
+        while (item := await pieces.get()) is not None:
+            attempt, text = item
+            fields = readers.setdefault(attempt, JsonFieldReader()).feed(text)
+            yield _event("token", json.dumps({"attempt": attempt, "text": text, "fields": fields}))
+        result = await answering
     except FactstreamError as exc:
         yield _event("error", json.dumps({"detail": str(exc)}))
         return
+    finally:  # the client went away: stop the LM call
+        if not answering.done():
+            answering.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await answering
     timings["total"] = sum(timings.values())
     state.metrics.observe_ask(timings)
     yield _event(
@@ -126,7 +155,7 @@ async def list_facts(
     include_false: Annotated[bool, Query(description="Include facts false at as_of.")] = False,
     limit: Annotated[int, Query(ge=1, description="Facts per page (at most the max).")] = 50,
     cursor: Annotated[
-        str | None, Query(description="From the previous page.", pattern=_CURSOR)
+        str | None, Query(description="From the previous page.", pattern=CURSOR_PATTERN)
     ] = None,
 ) -> FactsPage:
     """Search (``q``) or list a namespace's facts, as of a time, page by page.
@@ -139,6 +168,20 @@ async def list_facts(
     """
     state.keys.check(key, "read", namespace)
     valid = _valid_filter(valid_at, valid_from, valid_to)
+    return await find_facts(state, namespace, q, as_of, valid, include_false, limit, cursor)
+
+
+async def find_facts(
+    state: ApiState,
+    namespace: str,
+    q: str | None,
+    as_of: datetime | None,
+    valid: ValidInterval | None,
+    include_false: bool,
+    limit: int,
+    cursor: str | None,
+) -> FactsPage:
+    """A page of a namespace's facts: searched for ``q`` (one page), or listed from ``cursor``."""
     limit = min(limit, state.api.max_page)
     await state.engine.require_namespace(namespace)
     if q:

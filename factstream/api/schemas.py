@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Self
+from typing import Annotated, Literal, Self
 
 from pydantic import (
     AwareDatetime,
@@ -14,12 +14,13 @@ from pydantic import (
     model_validator,
 )
 
-from factstream.knowledge.query import AskRequest, AskResult, UsedFact, fact_as_of
+from factstream.knowledge.query import AskRequest, AskResult, UsedFact, UsedHop, fact_as_of
 from factstream.knowledge.valid_time import ValidTime, ValidTimeSource
 from factstream.store.rules import valid_interval
 from factstream.temporal.intervals import ValidInterval, at
 from factstream.topics.records import (
     NAMESPACE_PATTERN,
+    AskMode,
     Document,
     Fact,
     HistoryEntry,
@@ -33,6 +34,7 @@ __all__ = [
     "DocumentsBody",
     "FactOut",
     "FactsPage",
+    "HopOut",
     "Namespace",
     "PublishResponse",
     "ReadyResponse",
@@ -88,7 +90,16 @@ class AskBody(_Body):
         "the question names. Not with valid_at.",
     )
     stream: bool = Field(
-        False, description="Reply with server-sent events: facts, then answer, then done."
+        False,
+        description="Reply with server-sent events: facts, a token per piece the LM writes, "
+        "then answer, then done.",
+    )
+    mode: AskMode | None = Field(
+        None,
+        description="single: one retrieval, one LM call; multi_hop: the question planned into "
+        "hops (rules for 'the R of the R of E', else the LM), each hop's facts looked up by "
+        "the previous hop's entity, pruned to the chain; auto: multi_hop when the plan has "
+        "two hops or more. Default: FACTSTREAM_API_MODE.",
     )
 
     @model_validator(mode="after")
@@ -108,7 +119,13 @@ class AskBody(_Body):
     def to_request(self) -> AskRequest:
         """The query engine's request."""
         return AskRequest(
-            self.question, self.namespace, self.as_of, self.top_k, self.choices, self.valid()
+            self.question,
+            self.namespace,
+            self.as_of,
+            self.top_k,
+            self.choices,
+            self.valid(),
+            self.mode,
         )
 
 
@@ -207,6 +224,30 @@ class FactOut(_Body):
         )
 
 
+class HopOut(_Body):
+    """One hop of a multi-hop answer."""
+
+    question: str = Field(description="The hop's sub-question.")
+    entity: str = Field(description="The entity its facts were looked up by.")
+    relation: str
+    facts: list[FactOut] = Field(description="The facts kept for the hop (the chain's).")
+    answer: str | None = Field(description="The entity the best fact leads to (next anchor).")
+    seconds: float = Field(description="The hop's retrieval time.")
+    pruned: int = Field(description="Facts ranked for the hop and left out of the chain.")
+
+    @classmethod
+    def of(cls, hop: UsedHop, namespace: str, as_of: datetime | None) -> HopOut:
+        return cls(
+            question=hop.question,
+            entity=hop.entity,
+            relation=hop.relation,
+            facts=[FactOut.used(f) for f in hop.facts],
+            answer=hop.answer,
+            seconds=hop.seconds,
+            pruned=hop.pruned,
+        )
+
+
 class AskResponse(_Body):
     """The answer, the facts in its prompt, the model and seconds per stage."""
 
@@ -222,6 +263,16 @@ class AskResponse(_Body):
         description="The valid time the facts held in: from the request, the question, or now.",
     )
     timings: dict[str, float]
+    mode: Literal["single", "multi_hop"] = Field(
+        "single", description="How it was answered (auto says which it chose)."
+    )
+    hops: list[HopOut] = Field(
+        default_factory=list, description="A multi-hop answer's chain, hop by hop."
+    )
+    rounds: int = Field(1, description="Retrieval rounds: 2 when the self-check sent it back.")
+    confidence: float | None = Field(
+        None, description="The self-check's verdict: 1 supported, 0 not; null: not checked."
+    )
 
     @classmethod
     def of(cls, result: AskResult, namespace: str, as_of: datetime | None) -> AskResponse:
@@ -236,6 +287,10 @@ class AskResponse(_Body):
             as_of=as_of,
             valid_time=ValidTimeOut.of(valid) if valid is not None else None,
             timings=result.timings,
+            mode=result.mode,
+            hops=[HopOut.of(h, namespace, as_of) for h in result.hops],
+            rounds=result.rounds,
+            confidence=result.confidence,
         )
 
 

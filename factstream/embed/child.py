@@ -25,7 +25,15 @@ if TYPE_CHECKING:
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
-__all__ = ["bundled_model_path", "dimension", "encode", "init", "length_groups", "resolve_model"]
+__all__ = [
+    "bundled_model_path",
+    "dimension",
+    "encode",
+    "init",
+    "length_groups",
+    "resolve_device",
+    "resolve_model",
+]
 
 _DEFAULT_NAMES = {
     DEFAULT_EMBED_MODEL.lower(),
@@ -58,6 +66,25 @@ def resolve_model(name: str) -> str:
     return str(bundled_model_path()) if name.lower() in _DEFAULT_NAMES else name
 
 
+def _gpu_device_nodes() -> bool:
+    """Whether the machine shows an NVIDIA or AMD GPU at all (cheap; torch is not imported)."""
+    return any(Path("/dev").glob("nvidia[0-9]*")) or Path("/dev/kfd").exists()
+
+
+def resolve_device(device: str) -> str:
+    """``device``, with ``auto`` resolved: cuda when torch sees a GPU, else cpu.
+
+    torch is imported (slow, and hundreds of MB) only on a machine with GPU device files.
+    """
+    if device != "auto":
+        return device
+    if not _gpu_device_nodes():
+        return "cpu"
+    import torch  # noqa: PLC0415 - comes with sentence-transformers
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def _load(settings: EmbedSettings) -> SentenceTransformer:
     if settings.offline:
         # Read by huggingface_hub when it is first imported, just below.
@@ -72,7 +99,7 @@ def _load(settings: EmbedSettings) -> SentenceTransformer:
     target = resolve_model(settings.model)
     try:
         return SentenceTransformer(
-            target, device=settings.device, local_files_only=settings.offline
+            target, device=resolve_device(settings.device), local_files_only=settings.offline
         )
     except Exception as exc:  # the library raises OSError, ValueError, HF errors ...
         raise EmbedError(

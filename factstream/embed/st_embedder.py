@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
-from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING, Any
 
 from factstream.config import EmbedSettings
 from factstream.embed import child
-from factstream.embed.base import Vector
+from factstream.embed.batched import BatchedEmbedder
 from factstream.embed.child import bundled_model_path, resolve_model
-from factstream.embed.coalesce import Coalescer
 from factstream.errors import EmbedError
 from factstream.metrics import EmbedMetrics
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["SentenceTransformerEmbedder", "bundled_model_path", "resolve_model"]
 
@@ -36,7 +38,7 @@ def _start(settings: EmbedSettings) -> ProcessPoolExecutor:
     )
 
 
-class SentenceTransformerEmbedder:
+class SentenceTransformerEmbedder(BatchedEmbedder):
     """An Embedder over a sentence-transformers model, normalised vectors, batched.
 
     Build it with ``await SentenceTransformerEmbedder.load(settings)``: the child process
@@ -50,11 +52,9 @@ class SentenceTransformerEmbedder:
         dim: int,
         metrics: EmbedMetrics | None = None,
     ) -> None:
+        super().__init__(settings.model, dim, metrics, settings.batch_size, in_flight=2)
         self._settings = settings
         self._executor = executor
-        self._dim = dim
-        self._metrics = metrics
-        self._coalescer = Coalescer(self._encode_batch, max_texts=settings.batch_size, in_flight=2)
 
     @classmethod
     async def load(
@@ -82,24 +82,10 @@ class SentenceTransformerEmbedder:
             raise
         return cls(settings, executor, dim, metrics)
 
-    @property
-    def name(self) -> str:
-        return self._settings.model
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    async def embed(self, text: str) -> Vector:
-        return (await self.embed_batch([text]))[0]
-
-    async def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
-        return await self._coalescer.submit(list(texts))
-
-    async def _encode_batch(self, texts: list[str]) -> list[Vector]:
+    async def _compute(self, texts: list[str]) -> tuple[np.ndarray[Any, Any], float]:
         loop = asyncio.get_running_loop()
         try:
-            array, seconds = await loop.run_in_executor(
+            return await loop.run_in_executor(
                 self._executor, child.encode, texts, self._settings.batch_size
             )
         except BrokenProcessPool as exc:
@@ -107,12 +93,7 @@ class SentenceTransformerEmbedder:
             self._executor.shutdown(wait=False, cancel_futures=True)
             self._executor = _start(self._settings)
             raise EmbedError("the embedding process died; restarted for the next call") from exc
-        if self._metrics is not None:
-            self._metrics.texts.labels(self.name).inc(len(texts))
-            self._metrics.latency.labels(self.name).observe(seconds)
-        vectors: list[Vector] = array.tolist()
-        return vectors
 
     async def aclose(self) -> None:
-        await self._coalescer.aclose()
+        await super().aclose()
         await asyncio.to_thread(self._executor.shutdown, wait=True, cancel_futures=True)

@@ -30,13 +30,13 @@ JsonOut = Annotated[Path | None, typer.Option("--json", help="Also write the rep
 @eval_app.command("floor")
 def eval_floor(data: Data, json_out: JsonOut = None) -> None:
     """Calibrate the retrieval similarity floor for the configured embedding model."""
-    from factstream.embed.st_embedder import SentenceTransformerEmbedder
+    from factstream.embed.factory import load_embedder
     from factstream.eval.floor import calibrate_floor
 
     settings = load_settings()
 
     async def run() -> Any:
-        embedder = await SentenceTransformerEmbedder.load(settings.embed)
+        embedder = await load_embedder(settings.embed, settings.local.cache_dir)
         try:
             return await calibrate_floor(embedder, data)
         finally:
@@ -301,3 +301,108 @@ def _run_protocol(
     title = "CLARK-News" if kind == "clark" else "conversations"
     plot = plot_accuracy(latest_results(out, kind), out / f"{kind}-accuracy.png", title)
     console.print(f"plot: {plot}")
+
+
+@eval_app.command("multihop")
+def eval_multihop(
+    data: Data,
+    out: Annotated[Path, typer.Option(help="Where multihop.json and multihop.png go.")] = Path(
+        "eval-results"
+    ),
+    text_only: Annotated[
+        bool,
+        typer.Option(
+            "--text-only", help="Load the triples without structure (names read from the text)."
+        ),
+    ] = False,
+    lm: Annotated[
+        bool,
+        typer.Option("--lm", help="Answer with the LM: exact match per --mode, second rounds."),
+    ] = False,
+    mode: Annotated[
+        list[str], typer.Option(help="With --lm: single, multi_hop or auto; repeat.")
+    ] = ["single", "multi_hop", "auto"],  # noqa: B006 - typer reads the default only
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="With --lm: only the first N cases.")
+    ] = None,
+) -> None:
+    """Multi-hop questions of a generated world: chain retrieval recall per hop (no LM), or,
+    with --lm, answers in each mode with the self-check."""
+    from rich.progress import Progress
+
+    if lm:
+        _eval_multihop_lm(data, out, mode, limit)
+        return
+
+    from factstream.clients import open_clients
+    from factstream.eval.multihop import run_multihop
+    from factstream.eval.temporal import retrieval_of
+
+    settings = load_settings()
+
+    async def run() -> Any:
+        async with open_clients(settings) as clients:
+            with Progress(console=console) as bar:
+                task = bar.add_task("hops", total=None)
+                return await run_multihop(
+                    data,
+                    clients.store,
+                    clients.embedder,
+                    retrieval_of(settings),
+                    settings.api.hop_top_k,
+                    structured=not text_only,
+                    out=out,
+                    tick=lambda: bar.advance(task),
+                    embed_model=settings.embed.model,
+                )
+
+    report = asyncio.run(run())
+    table = Table("questions", "hop", "cases", "recall@1", f"recall@{report.hop_top_k}")
+    for group, scores in report.by_question_hops.items():
+        for s in scores:
+            at_1, at_k = f"{s.recall_at_1:.1%}", f"{s.recall_at_k:.1%}"
+            table.add_row(group, str(s.hop), str(s.cases), at_1, at_k)
+    console.print(
+        f"{report.cases} (question, answer) cases of {sum(report.questions.values())} multi-hop "
+        f"questions, {report.facts} facts ({report.kb} KB); rules planned {report.planned}; "
+        f"chain ends at the answer {report.chain_correct:.1%}; the single retrieval holds the "
+        f"last hop's fact in its top {report.retrieval.top_k} "
+        f"{report.single_last_hop_in_top_k:.1%}",
+        markup=False,
+    )
+    console.print(table)
+    console.print(f"report: {out / 'multihop.json'}, plot: {out / 'multihop.png'}", markup=False)
+
+
+def _eval_multihop_lm(data: Path, out: Path, modes: list[str], limit: int | None) -> None:
+    from rich.progress import Progress
+
+    from factstream.eval.multihop_lm import MODES, plot_multihop_lm, run_multihop_lm
+    from factstream.eval.report import write_results
+
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise typer.BadParameter(f"unknown mode {unknown[0]!r}; one of {', '.join(MODES)}")
+    settings = load_settings()
+    with Progress(console=console) as bar:
+        task = bar.add_task("asking", total=None)
+        run = run_multihop_lm(settings, data, modes, limit, lambda: bar.advance(task))  # type: ignore[arg-type]
+        results = asyncio.run(run)
+    path = write_results(out, f"multihop-lm-{results['run']}", results)
+    plot = plot_multihop_lm(results, out / "multihop-lm.png")
+    table = Table("mode", "asked", "exact match", "second rounds", "answered multi_hop", "s/answer")
+    for name, row in results["modes"].items():
+        table.add_row(
+            name,
+            str(row["asked"]),
+            f"{row['accuracy']:.1%}",
+            f"{row['second_round_share']:.1%}",
+            str(row["answered_multi_hop"]),
+            f"{row['seconds_mean']:.2f}",
+        )
+    console.print(table)
+    console.print(
+        f"{results['lm']['model']}: chance {results['chance']:.1%}, "
+        f"{results['tokens']['total']} LM tokens -> {path}, plot {plot}",
+        markup=False,
+    )

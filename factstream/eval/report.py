@@ -16,6 +16,7 @@ import orjson
 from prometheus_client.metrics_core import Metric
 
 __all__ = [
+    "bar_figure",
     "latest_results",
     "plot_accuracy",
     "plot_exact_match",
@@ -119,5 +120,29 @@ def plot_exact_match(
             mean = 100 * sum(chance) / len(chance)
             ax.axhline(mean, linestyle="--", color="grey", label=f"chance ({mean:.0f}%)")
         ax.set_xticks(range(len(groups)), groups)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=3, fontsize="small")
+    return path
+
+
+def bar_figure(
+    path: Path,
+    title: str,
+    labels: list[str],
+    series: Mapping[str, list[float]],
+    goal: float | None = None,
+    chance: float | None = None,
+) -> Path:
+    """A PNG of grouped bars: one group per label, one bar per series (shares in [0, 1]),
+    and the goal (or chance) as a dashed line."""
+    width = 0.8 / max(1, len(series))
+    with _figure(path, title, "%") as ax:
+        for i, (name, values) in enumerate(series.items()):
+            xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(labels))]
+            ax.bar(xs, [100 * v for v in values], width, label=name)
+        if goal is not None:
+            ax.axhline(100 * goal, linestyle="--", color="grey", label=f"goal ({goal:.0%})")
+        if chance is not None:
+            ax.axhline(100 * chance, linestyle=":", color="grey", label=f"chance ({chance:.0%})")
+        ax.set_xticks(range(len(labels)), labels)
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=3, fontsize="small")
     return path

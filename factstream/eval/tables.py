@@ -18,6 +18,8 @@ __all__ = [
     "RENDERERS",
     "clark_markdown",
     "floor_markdown",
+    "multihop_lm_markdown",
+    "multihop_markdown",
     "render",
     "temporal_lm_markdown",
     "temporal_markdown",
@@ -199,6 +201,61 @@ def temporal_lm_markdown(results: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def multihop_markdown(reports: Sequence[Mapping[str, Any]]) -> str:
+    """``factstream eval multihop`` reports (one row per KB and question length and hop)."""
+    rows = []
+    for r in reports:
+        plain = {s["hop"]: s for s in r["hops_without_index"]}
+        for group, scores in r["by_question_hops"].items():
+            for s in scores:
+                rows.append(
+                    (
+                        r["kb"],
+                        group,
+                        s["hop"],
+                        s["cases"],
+                        _pct(s["recall_at_1"]),
+                        _pct(s["recall_at_k"]),
+                    )
+                )
+        rows.append((r["kb"], "all", "chain end", r["cases"], _pct(r["chain_correct"]), ""))
+        rows.append(
+            (r["kb"], "all", "no index, hop 2", r["cases"], _pct(plain[2]["recall_at_1"]), "")
+        )
+        top = r["retrieval"]["top_k"]
+        single = _pct(r["single_last_hop_in_top_k"])
+        rows.append((r["kb"], "all", f"single read, last hop in top {top}", r["cases"], "", single))
+    first = reports[0]
+    lines = [
+        f"Hop k = {first['hop_top_k']} facts kept per hop; embeddings {first['embed_model']}.",
+        "",
+        *_table(["KB", "questions", "hop", "cases", "recall@1", "recall@k"], rows),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def multihop_lm_markdown(results: Sequence[Mapping[str, Any]]) -> str:
+    """``factstream eval multihop --lm`` results: one row per mode."""
+    [r] = results
+    rows = [
+        (
+            mode,
+            f"{m['correct']}/{m['asked']} ({_pct(m['accuracy'])})",
+            f"{m['second_rounds']} ({_pct(m['second_round_share'])})",
+            m["answered_multi_hop"],
+            f"{m['seconds_mean']:.1f}",
+        )
+        for mode, m in r["modes"].items()
+    ]
+    lines = [
+        f"{r['cases']} cases, LM {r['lm']['model']}, chance {_pct(r['chance'])}, "
+        f"{r['tokens']['total']:,} LM tokens.",
+        "",
+        *_table(["mode", "exact match", "second rounds", "went multi-hop", "s/answer"], rows),
+    ]
+    return "\n".join(lines) + "\n"
+
+
 RENDERERS: dict[str, Callable[[Sequence[Any]], str]] = {
     "floor": floor_markdown,
     "update-retrieval": update_retrieval_markdown,
@@ -207,6 +264,8 @@ RENDERERS: dict[str, Callable[[Sequence[Any]], str]] = {
     "convo": clark_markdown,  # the same runner's results, on a generated world
     "temporal": temporal_markdown,
     "temporal-lm": temporal_lm_markdown,
+    "multihop": multihop_markdown,
+    "multihop-lm": multihop_lm_markdown,
 }
 
 

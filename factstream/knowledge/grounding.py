@@ -40,9 +40,11 @@ from factstream.prompts import (
     classify_fact,
     classify_facts,
     extract_facts,
+    plan_hops,
     plan_time,
     render_turn,
     rewrite_fact,
+    verify_answer,
 )
 from factstream.prompts.models import DocumentView, Prompt
 
@@ -288,6 +290,14 @@ _PROBES: Mapping[str, Callable[[], list[Any]]] = {
         )
     ],
     "plan_time": lambda: [plan_time.PlanTimeContext(question="zqxquestion")],
+    "plan_hops": lambda: [plan_hops.PlanHopsContext(question="zqxquestion")],
+    "verify_answer": lambda: [
+        verify_answer.VerifyAnswerContext(
+            question="zqxquestion",
+            answer="zqxanswer",
+            facts=(answer.FactWithHistory(text="zqxfact"),),
+        )
+    ],
     "render_turn": lambda: [
         render_turn.RenderTurnContext(
             speaker="zqxspeaker", listener="zqxlistener", turn=_PROBE, facts=("zqxfact",)

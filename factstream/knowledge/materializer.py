@@ -2,15 +2,16 @@
 
 The store is a projection of the changelog. Applying a batch: skip it if its document
 already has an applied batch (the first one per document wins, so a replay or a duplicate
-changes nothing), fold the edits into the touched facts, embed and upsert what changed,
-publish the new fact states, and only then record the batch as applied.
+changes nothing), fold the edits into the touched facts, embed the changed facts whose text
+changed (the others keep their stored vectors) and upsert what changed, publish the new fact
+states, and only then record the batch as applied.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from factstream.embed.base import Embedder
@@ -36,6 +37,7 @@ class Outcome:
     applied: bool  # False: this document already had a batch (this one was a duplicate)
     changed: list[Fact]
     skipped: list[tuple[FactEdit, str]]
+    stored: list[StoredFact] = field(default_factory=list)  # the changed facts, with vectors
 
 
 def check_batch(edits: Sequence[FactEdit]) -> AppliedBatch:
@@ -68,18 +70,36 @@ class Materializer:
         namespace = edits[0].namespace
         if await self.store.applied_batch(namespace, batch.document_id) is not None:
             return Outcome(applied=False, changed=[], skipped=[])
-        current = await self.store.get(namespace, sorted(touched_fact_ids(edits)))
-        result: ApplyResult = apply_edits(current, edits)
+        before = await self.store.get_stored(namespace, sorted(touched_fact_ids(edits)))
+        result: ApplyResult = apply_edits({i: s.fact for i, s in before.items()}, edits)
         changed = list(result.changed.values())
+        stored: list[StoredFact] = []
         if changed:
-            vectors = await self.embedder.embed_batch([fact.text for fact in changed])
-            await self.store.upsert(
-                namespace, [StoredFact(f, v) for f, v in zip(changed, vectors, strict=True)]
-            )
+            stored = await self._vectors(changed, before)
+            await self.store.upsert(namespace, stored)
             if self.sink is not None:
                 await self.sink.publish_facts(changed)
         await self.store.record_batch(namespace, batch)
-        return Outcome(applied=True, changed=changed, skipped=result.skipped)
+        return Outcome(applied=True, changed=changed, skipped=result.skipped, stored=stored)
+
+    async def _vectors(
+        self, changed: list[Fact], stored: dict[str, StoredFact]
+    ) -> list[StoredFact]:
+        """``changed`` with their vectors: a fact whose text is the stored one's (an
+        invalidation, a reinforcement, a closed interval) keeps its stored vector; the
+        others are embedded, in one call."""
+
+        def kept(fact: Fact) -> StoredFact | None:
+            before = stored.get(fact.fact_id)
+            return before if before is not None and before.fact.text == fact.text else None
+
+        fresh = [fact for fact in changed if kept(fact) is None]
+        vectors = iter(await self.embedder.embed_batch([f.text for f in fresh]) if fresh else [])
+        out = []
+        for fact in changed:
+            before = kept(fact)
+            out.append(StoredFact(fact, before.vector if before else next(vectors)))
+        return out
 
     async def record_empty(self, namespace: str, document_id: str) -> None:
         """Remember that a document was edited and decided nothing (no batch to apply)."""

@@ -39,6 +39,7 @@ from typing import Any
 from factstream.concurrency import gather_or_cancel
 from factstream.config import EditorSettings
 from factstream.embed.base import Embedder, Vector
+from factstream.knowledge.ahead import DocumentVectors
 from factstream.knowledge.grounding import Refusal, check_grounded
 from factstream.knowledge.passages import passages
 from factstream.knowledge.persons import said_by, unresolved_person
@@ -95,6 +96,7 @@ class EditContext:
     embedder: Embedder
     runner: TaskRunner
     settings: EditorSettings
+    ahead: DocumentVectors | None = None  # document vectors computed ahead (the worker's)
 
 
 @dataclass(frozen=True)
@@ -246,12 +248,11 @@ _TOLD: dict[ChangeKind, Change] = {ChangeKind.UPDATE: "update", ChangeKind.CORRE
 
 async def _rewrites(
     plan: EditPlan,
+    view: DocumentView,
     false: Sequence[tuple[SearchHit, Label]],
     still_true: Sequence[str],
     ctx: EditContext,
 ) -> list[PlannedEdit]:
-    view = _view(plan.document)
-
     async def one(hit: SearchHit, label: Label) -> PlannedEdit:
         change = _CHANGES[label]
         result = await rewrite_false_fact(
@@ -264,35 +265,45 @@ async def _rewrites(
         )
         plan.spend("rewrite", result.usage)
         rewrite = result.value
-        if rewrite is not None and (ctx.settings.grounding or plan.document.turns):
-            refusal = _person_refusal(plan.document, rewrite.text) or (
-                check_grounded(
-                    rewrite.text, view.body, hit.fact.text, also=still_true, date=view.timestamp
-                )
-                if ctx.settings.grounding
-                else None
-            )
-            _count_grounding(ctx, result, refusal)
-            if refusal is not None:
-                _refused(ctx, plan.document, result, rewrite.text, refusal)
-                rewrite = None
+        if rewrite is not None and _refusal(
+            ctx, plan.document, view, result, rewrite.text, replaces=hit.fact.text, also=still_true
+        ):
+            rewrite = None
         return _false_edit(hit, rewrite, change, _decided(result), view.timestamp)
 
     # The rewrites do not depend on each other: all at once, kept in the classified order.
     return await gather_or_cancel(*(one(hit, label) for hit, label in false))
 
 
-def _count_grounding(ctx: EditContext, result: TaskResult[Any], refusal: Refusal | None) -> None:
-    """Count one checked fact as kept or refused (factstream_lm_grounded)."""
-    if ctx.runner.metrics is not None:
-        outcome = "kept" if refusal is None else "refused"
-        task = result.prompt.split(".")[0]
-        ctx.runner.metrics.grounded.labels(task, result.model, outcome).inc()
+def _refusal(
+    ctx: EditContext,
+    doc: Document,
+    view: DocumentView,
+    result: TaskResult[Any],
+    text: str,
+    *,
+    replaces: str | None = None,
+    also: Sequence[str] = (),
+) -> Refusal | None:
+    """Why the LM's fact ``text`` (an add, or a rewrite of ``replaces``) is refused; None: kept.
 
-
-def _person_refusal(doc: Document, text: str) -> Refusal | None:
-    """A conversation's fact still in the first or second person (articles: never)."""
-    return unresolved_person(text) if doc.turns else None
+    One rule for every fact the LM writes: a conversation's fact still in the first or
+    second person is refused, whatever the settings; otherwise, with grounding on, the fact
+    is checked against what its prompt showed (``view``, ``replaces``, ``also``), and
+    ``factstream_lm_grounded`` counts it kept or refused. That metric counts the facts the
+    grounding check ran on, nothing else. A refusal is logged and counted
+    (``factstream_lm_refused``).
+    """
+    refusal = unresolved_person(text) if doc.turns else None
+    if refusal is None and ctx.settings.grounding:
+        refusal = check_grounded(text, view.body, replaces, also=also, date=view.timestamp)
+        if ctx.runner.metrics is not None:
+            outcome = "kept" if refusal is None else "refused"
+            task = result.prompt.split(".")[0]
+            ctx.runner.metrics.grounded.labels(task, result.model, outcome).inc()
+    if refusal is not None:
+        _refused(ctx, doc, result, text, refusal)
+    return refusal
 
 
 def _said_by(doc: Document, planned: list[PlannedEdit]) -> list[PlannedEdit]:
@@ -394,7 +405,7 @@ async def edit_document(
     plan = EditPlan(doc, [], [], [], over_limit=False, timings=timings)
     if reuse is not None:
         plan.vector, plan.extraction = reuse.vector, reuse.extraction
-    await gather_or_cancel(_judge(plan, ctx, retrieved), _extract(plan, ctx, view))
+    await gather_or_cancel(_judge(plan, ctx, view, retrieved), _extract(plan, ctx, view))
     if plan.over_limit:
         return plan
     # Skip new facts that only restate a fact just reinforced or rewritten (ERASE A.2).
@@ -405,7 +416,9 @@ async def edit_document(
     return plan
 
 
-async def _judge(plan: EditPlan, ctx: EditContext, retrieved: list[SearchHit] | None) -> None:
+async def _judge(
+    plan: EditPlan, ctx: EditContext, view: DocumentView, retrieved: list[SearchHit] | None
+) -> None:
     """Retrieve, classify and rewrite into ``plan`` (or mark it over the blast radius)."""
     doc = plan.document
     if ctx.settings.method == "fact-rag":
@@ -413,7 +426,8 @@ async def _judge(plan: EditPlan, ctx: EditContext, retrieved: list[SearchHit] | 
     if retrieved is None:
         if plan.vector is None:
             with timed(plan.timings, "embed"):
-                plan.vector = await ctx.embedder.embed(doc.text)
+                early = await ctx.ahead.take(doc) if ctx.ahead is not None else None
+                plan.vector = early if early is not None else await ctx.embedder.embed(doc.text)
         retrieved = await retrieve(doc, ctx, plan.timings, plan.vector)
     hits = plan.retrieved = retrieved
     # The audit trail of the blast radius: the only facts this document may edit.
@@ -422,7 +436,7 @@ async def _judge(plan: EditPlan, ctx: EditContext, retrieved: list[SearchHit] | 
     if not hits:
         return
     with timed(plan.timings, "classify"):
-        classified = await _classify(_view(doc), hits, ctx)
+        classified = await _classify(view, hits, ctx)
     plan.labels = classified.value
     plan.spend("classify", classified.usage)
     decided = _decided(classified)
@@ -438,7 +452,7 @@ async def _judge(plan: EditPlan, ctx: EditContext, retrieved: list[SearchHit] | 
     ]
     still_true = [hit.fact.text for hit, label in labelled if label not in FALSE_LABELS]
     with timed(plan.timings, "rewrite"):
-        plan.planned += await _rewrites(plan, false, still_true, ctx)
+        plan.planned += await _rewrites(plan, view, false, still_true, ctx)
 
 
 async def _extract(plan: EditPlan, ctx: EditContext, view: DocumentView) -> None:
@@ -451,16 +465,7 @@ async def _extract(plan: EditPlan, ctx: EditContext, view: DocumentView) -> None
     with timed(plan.timings, "extract"):
         extracted = await extract_new_facts(ctx.runner, view, prompt=prompt)
     plan.spend("extract", extracted.usage)
-    grounded = []
-    for fact in extracted.value:
-        refusal = _person_refusal(doc, fact.text)
-        if refusal is None and cfg.grounding:
-            refusal = check_grounded(fact.text, view.body, date=view.timestamp)
-            _count_grounding(ctx, extracted, refusal)
-        if refusal is None:
-            grounded.append(fact)
-        else:
-            _refused(ctx, doc, extracted, fact.text, refusal)
+    grounded = [f for f in extracted.value if _refusal(ctx, doc, view, extracted, f.text) is None]
     plan.extraction = Extraction(grounded, _decided(extracted))
 
 

@@ -7,20 +7,29 @@ are bitemporal: besides ``as_of`` (what was believed), the facts must have held 
 world at the valid time the request gives, the question names, the LM plans from an event
 the question names (``time_plan``, when ``FACTSTREAM_API_TIME_PLAN`` is on), or else now
 (``valid_time.question_valid_time``); the result says which interval was used and why.
+
+``mode`` (docs/design.md section 6): ``single`` is one retrieval and one LM call;
+``multi_hop`` plans the question into hops and follows them on one snapshot
+(``knowledge.multihop``); ``auto`` does so when the plan has two hops or more. With
+``self_check`` on, the draft is checked against its facts and, when they do not support
+it, retrieved for once more with the question and the draft (``max_rounds``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from factstream.config import ApiSettings
 from factstream.embed.base import Embedder
-from factstream.errors import NamespaceNotFound, QuestionInvalid
+from factstream.errors import LMError, NamespaceNotFound, QuestionInvalid
+from factstream.knowledge.chain import HopWhere
+from factstream.knowledge.multihop import HopPlanner, HopResult, follow_chain
 from factstream.knowledge.time_plan import TimePlanner
 from factstream.knowledge.valid_time import DEFAULT_STRIP_TIME, ValidTime, question_valid_time
 from factstream.metrics import QueryMetrics
@@ -28,23 +37,36 @@ from factstream.prompts.answer import FactWithHistory
 from factstream.prompts.answer import HistoryEntry as PromptHistory
 from factstream.store.base import FactStore, SearchHit
 from factstream.store.rules import valid_interval
-from factstream.tasks.answering import answer_choice, answer_free
-from factstream.tasks.runner import TaskRunner
+from factstream.tasks.answering import answer_choice, answer_free, check_answer
+from factstream.tasks.runner import AttemptSink, TaskRunner
 from factstream.temporal.intervals import ValidInterval, at
-from factstream.topics.records import Answer, AnswerFact, Fact, HistoryEntry, Question
+from factstream.topics.records import (
+    Answer,
+    AnswerFact,
+    AnswerHop,
+    AskMode,
+    Fact,
+    HistoryEntry,
+    Question,
+)
 
 if TYPE_CHECKING:  # the real adapters' bundle: knowledge/ imports no SDK at run time
     from factstream.clients import Clients
     from factstream.config import Settings
 
+log = logging.getLogger(__name__)
+
 __all__ = [
     "AskRequest",
     "AskResult",
+    "Gathered",
     "QueryEngine",
     "Retrieval",
     "UsedFact",
+    "UsedHop",
     "fact_as_of",
     "prompt_facts",
+    "resolve_valid_time",
     "search_facts",
 ]
 
@@ -63,6 +85,7 @@ class AskRequest:
     top_k: int | None = None
     choices: Sequence[str] | None = None
     valid: ValidInterval | None = None
+    mode: AskMode | None = None  # None: the configured mode
 
     @classmethod
     def from_question(cls, question: Question) -> AskRequest:
@@ -77,6 +100,7 @@ class AskRequest:
             question.top_k,
             question.choices,
             valid,
+            question.mode,
         )
 
 
@@ -107,6 +131,37 @@ class UsedFact:
 
 
 @dataclass(frozen=True)
+class UsedHop:
+    """One hop of a multi-hop answer, its facts as of the question (``multihop.HopResult``)."""
+
+    question: str
+    entity: str
+    relation: str
+    facts: list[UsedFact]
+    answer: str | None
+    seconds: float
+    pruned: int
+
+    @classmethod
+    def of(cls, hop: HopResult, as_of: datetime | None) -> UsedHop:
+        facts = [_used(h.hit, as_of) for h in hop.facts]
+        return cls(
+            hop.question, hop.entity, hop.relation, facts, hop.answer, hop.seconds, hop.pruned
+        )
+
+    def to_record(self) -> AnswerHop:
+        return AnswerHop(
+            question=self.question,
+            entity=self.entity,
+            relation=self.relation,
+            facts=[f.to_record() for f in self.facts],
+            answer=self.answer,
+            seconds=self.seconds,
+            pruned=self.pruned,
+        )
+
+
+@dataclass(frozen=True)
 class Retrieval:
     """The facts retrieved for a question, best first, and the valid time they held in."""
 
@@ -129,6 +184,10 @@ class AskResult:
     prompt: str
     timings: dict[str, float] = field(default_factory=dict)
     valid_time: ValidTime | None = None
+    mode: Literal["single", "multi_hop"] = "single"
+    hops: list[UsedHop] = field(default_factory=list)
+    rounds: int = 1
+    confidence: float | None = None  # the self-check's verdict (None: not checked)
 
     def to_record(self, question_id: str, namespace: str) -> Answer:
         """The reply record on factstream.answers."""
@@ -144,7 +203,21 @@ class AskResult:
             time_expression=valid.expression if valid is not None else None,
             valid_time_source=valid.source if valid is not None else None,
             time_plan=valid.plan if valid is not None else None,
+            mode=self.mode,
+            hops=[h.to_record() for h in self.hops] or None,
+            rounds=self.rounds,
+            confidence=self.confidence,
         )
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """What an answer is drawn from: the facts, their valid time, the mode, the hops."""
+
+    facts: list[UsedFact]
+    valid_time: ValidTime
+    mode: Literal["single", "multi_hop"] = "single"
+    hops: list[UsedHop] = field(default_factory=list)
 
 
 def fact_as_of(fact: Fact, as_of: datetime | None) -> tuple[bool, list[HistoryEntry]]:
@@ -179,6 +252,7 @@ async def search_facts(
     now: datetime | None = None,
     timings: dict[str, float] | None = None,
     planner: TimePlanner | None = None,
+    resolved: ValidTime | None = None,
 ) -> Retrieval:
     """The query agent's retrieval: the facts true at ``as_of`` that held at the valid time.
 
@@ -194,22 +268,15 @@ async def search_facts(
         now: the present (default: the clock), for relative times and the default filter.
         timings: seconds of "embed" and "retrieve" (and "plan") are added here.
         planner: plans the valid time of a question the rules cannot read (None: no plan).
+        resolved: the valid time, already read (``resolve_valid_time``): not read again.
 
     Returns:
         The facts, best first, as they stood at ``as_of``, and the valid time used.
     """
     timings = timings if timings is not None else {}
-    now = now or datetime.now(UTC)
-    valid = question_valid_time(
-        request.question,
-        valid=request.valid,
-        as_of=request.as_of,
-        now=now,
-        strip=strip_time,
-        enabled=valid_time,
+    valid = resolved or await resolve_valid_time(
+        request, now or datetime.now(UTC), strip_time, valid_time, planner, timings
     )
-    if planner is not None:
-        valid = await planner.refine(request.namespace, valid, request.as_of, now, timings)
     start = time.perf_counter()
     vector = await embedder.embed(valid.search_text)
     timings["embed"] = time.perf_counter() - start
@@ -226,6 +293,28 @@ async def search_facts(
     )
     timings["retrieve"] = time.perf_counter() - start
     return Retrieval([_used(hit, request.as_of) for hit in hits], valid)
+
+
+async def resolve_valid_time(
+    request: AskRequest,
+    now: datetime,
+    strip_time: bool,
+    enabled: bool,
+    planner: TimePlanner | None,
+    timings: dict[str, float],
+) -> ValidTime:
+    """The valid time a question reads at: the request's, its own, a plan's, or now's."""
+    valid = question_valid_time(
+        request.question,
+        valid=request.valid,
+        as_of=request.as_of,
+        now=now,
+        strip=strip_time,
+        enabled=enabled,
+    )
+    if planner is not None:
+        valid = await planner.refine(request.namespace, valid, request.as_of, now, timings)
+    return valid
 
 
 def _used(hit: SearchHit, as_of: datetime | None) -> UsedFact:
@@ -249,6 +338,8 @@ class QueryEngine:
     ) -> None:
         self._store, self._embedder, self._runner = store, embedder, runner
         self._settings, self._alpha, self._strip_time = settings, alpha, strip_time
+        self._metrics = metrics
+        self._hop_planner = HopPlanner(runner, settings.max_hops)
         self._planner = (
             TimePlanner(
                 store,
@@ -356,17 +447,28 @@ class QueryEngine:
         facts: Sequence[UsedFact],
         timings: dict[str, float] | None = None,
         valid_time: ValidTime | None = None,
+        on_token: AttemptSink | None = None,
     ) -> AskResult:
-        """Ask the LM with the ERASE A.3 prompt (multiple choice when ``choices`` are given)."""
+        """Ask the LM with the ERASE A.3 prompt (multiple choice when ``choices`` are given).
+
+        ``on_token`` receives the answer's pieces as the LM writes them (streamed).
+        """
         timings = timings if timings is not None else {}
         shown = prompt_facts(facts)
         start = time.perf_counter()
         if request.choices is not None:
             result = await answer_choice(
-                self._runner, request.question, request.choices, shown, as_of=request.as_of
+                self._runner,
+                request.question,
+                request.choices,
+                shown,
+                as_of=request.as_of,
+                on_token=on_token,
             )
         else:
-            result = await answer_free(self._runner, request.question, shown, as_of=request.as_of)
+            result = await answer_free(
+                self._runner, request.question, shown, as_of=request.as_of, on_token=on_token
+            )
         timings["answer"] = time.perf_counter() - start
         return AskResult(
             answer=result.value.answer,
@@ -379,10 +481,158 @@ class QueryEngine:
         )
 
     async def ask(self, request: AskRequest) -> AskResult:
-        """Retrieve, then answer; ``timings`` has embed, retrieve, answer and total seconds."""
+        """Gather the facts (one retrieval, or hops), then answer (and check the draft);
+        ``timings`` has each stage's seconds and the total."""
         start = time.perf_counter()
         timings: dict[str, float] = {}
-        retrieval = await self.retrieve_timed(request, timings)
-        result = await self.answer(request, retrieval.facts, timings, retrieval.valid_time)
+        gathered = await self.gather(request, timings)
+        result = await self.respond(request, gathered, timings)
         timings["total"] = time.perf_counter() - start
         return result
+
+    async def gather(
+        self, request: AskRequest, timings: dict[str, float] | None = None
+    ) -> Gathered:
+        """The facts an answer is drawn from, in the request's mode (the configured one if
+        it names none); ``auto`` follows hops when the question plans into two or more.
+
+        Multi-hop reads one snapshot: every hop at ``as_of`` (or the time it started) and
+        at the question's valid time. A question no plan reads, or whose first hop finds
+        nothing, is answered from one retrieval (mode ``single``, the hops tried listed).
+        """
+        mode = request.mode or self._settings.mode
+        if mode == "single":
+            retrieval = await self.retrieve_timed(request, timings)
+            return Gathered(retrieval.facts, retrieval.valid_time)
+        timings = timings if timings is not None else {}
+        top_k = self.validate(request)
+        now = datetime.now(UTC)
+        _, valid = await asyncio.gather(
+            self.require_namespace(request.namespace),
+            resolve_valid_time(request, now, self._strip_time, True, self._planner, timings),
+        )
+        plan = await self._hop_planner.plan(valid.search_text, timings)
+        hops: list[UsedHop] = []
+        facts: list[UsedFact] = []
+        if plan is not None and (mode == "multi_hop" or plan.hops >= 2):
+            where = HopWhere(request.namespace, request.as_of or now, valid.interval)
+            chain = await follow_chain(
+                self._store,
+                self._embedder,
+                where,
+                plan,
+                alpha=self._alpha,
+                hop_top_k=self._settings.hop_top_k,
+            )
+            timings["hops"] = sum(h.seconds for h in chain.hops)
+            hops = [UsedHop.of(h, request.as_of) for h in chain.hops]
+            facts = [_used(h.hit, request.as_of) for h in chain.facts()]
+            if facts and chain.complete:
+                return Gathered(facts, valid, "multi_hop", hops)
+        # No plan, one hop in auto, or a broken chain: one retrieval fills in behind it.
+        single = await self._search(request, top_k, valid, timings)
+        more = [f for f in single if f.fact.fact_id not in {u.fact.fact_id for u in facts}]
+        mode_used: Literal["single", "multi_hop"] = "multi_hop" if facts else "single"
+        return Gathered((facts + more)[: max(top_k, len(facts))], valid, mode_used, hops)
+
+    async def respond(
+        self,
+        request: AskRequest,
+        gathered: Gathered,
+        timings: dict[str, float] | None = None,
+        on_token: AttemptSink | None = None,
+    ) -> AskResult:
+        """Answer from the gathered facts; with ``self_check``, check the draft and, when the
+        facts do not support it, retrieve once more with the question and the draft
+        (at most ``max_rounds`` rounds).
+
+        ``on_token`` receives each answer's pieces as the LM writes them; a second round's
+        attempts are numbered after the first round's, so they replace its draft.
+        """
+        timings = timings if timings is not None else {}
+        facts, rounds = gathered.facts, 1
+        attempts = [0]
+
+        async def first(attempt: int, text: str) -> None:
+            attempts[0] = max(attempts[0], attempt)
+            if on_token is not None:
+                await on_token(attempt, text)
+
+        async def later(attempt: int, text: str) -> None:
+            if on_token is not None:
+                await on_token(attempts[0] + attempt, text)
+
+        result = await self.answer(
+            request, facts, timings, gathered.valid_time, on_token=first if on_token else None
+        )
+        confidence = await self._check(request, result, timings, "verify")
+        if confidence == 0.0 and self._settings.max_rounds >= 2:
+            rounds = 2
+            if self._metrics is not None:
+                self._metrics.second_rounds.labels(gathered.mode).inc()
+            top_k = self.validate(request)
+            draft = AskRequest(f"{request.question} {result.answer}", request.namespace)
+            found = await self._search(draft, top_k, gathered.valid_time, {}, request.as_of)
+            seen = {f.fact.fact_id for f in found}
+            facts = found + [f for f in facts if f.fact.fact_id not in seen]
+            second: dict[str, float] = {}
+            result = await self.answer(
+                request, facts, second, gathered.valid_time, on_token=later if on_token else None
+            )
+            timings["answer_2"] = second["answer"]
+            confidence = await self._check(request, result, timings, "verify_2")
+        if self._metrics is not None:
+            self._metrics.answers.labels(gathered.mode).inc()
+        return replace(
+            result,
+            timings=timings,
+            mode=gathered.mode,
+            hops=gathered.hops,
+            rounds=rounds,
+            confidence=confidence,
+        )
+
+    async def _search(
+        self,
+        request: AskRequest,
+        top_k: int,
+        valid: ValidTime,
+        timings: dict[str, float],
+        as_of: datetime | None = None,
+    ) -> list[UsedFact]:
+        """One retrieval at an already read valid time (``as_of``: else the request's)."""
+        if as_of is not None:
+            request = replace(request, as_of=as_of)
+        found = await search_facts(
+            self._store,
+            self._embedder,
+            request,
+            top_k=top_k,
+            min_similarity=self._settings.min_similarity,
+            alpha=self._alpha,
+            timings=timings,
+            resolved=valid,
+        )
+        return found.facts
+
+    async def _check(
+        self, request: AskRequest, result: AskResult, timings: dict[str, float], stage: str
+    ) -> float | None:
+        """1.0 when the draft's facts support it, 0.0 when not, None when not checked."""
+        if not self._settings.self_check:
+            return None
+        start = time.perf_counter()
+        try:
+            verdict = await check_answer(
+                self._runner,
+                request.question,
+                result.answer,
+                prompt_facts(result.facts),
+                as_of=request.as_of,
+            )
+        except LMError as exc:  # no verdict: the draft stands, unchecked
+            log.info("self-check failed: %s", exc)
+            return None
+        finally:
+            timings[stage] = time.perf_counter() - start
+        return 1.0 if verdict.value.supported else 0.0

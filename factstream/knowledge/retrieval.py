@@ -19,6 +19,7 @@ Stages (each one a setting, so the evaluation can switch it off):
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Sequence
@@ -29,7 +30,7 @@ from typing import Literal
 from factstream.config import EditorSettings
 from factstream.embed.base import Embedder
 from factstream.knowledge.names import document_names, leading_name, mentions
-from factstream.store.base import FactStore, SearchHit
+from factstream.store.base import FactStore, SearchHit, StoredFact
 from factstream.temporal.intervals import ValidInterval
 from factstream.topics.records import Fact
 
@@ -37,6 +38,7 @@ __all__ = [
     "Candidate",
     "Retrieval",
     "Where",
+    "could_change",
     "editor_candidates",
     "pool_depth",
     "ranked_candidates",
@@ -223,3 +225,43 @@ async def editor_candidates(
 def pool_depth(how: Retrieval) -> int:
     """How many ranked facts to look through for ``top_k`` past the floor."""
     return max(how.first_stage, _SEARCH_DEPTH * how.top_k)
+
+
+def could_change(
+    seen: Sequence[SearchHit],
+    text: str,
+    vector: Sequence[float],
+    changed: Sequence[StoredFact],
+    how: Retrieval,
+) -> bool:
+    """Whether facts just ``changed`` (new states, with their vectors) may change the
+    candidates ``seen`` of a document (its ``text`` and ``vector``), without retrieving.
+
+    A cheap test from the ranking's rules, for deciding when to retrieve again early
+    (agents/speculation.py); it never decides what the editor shows the LM, which only a
+    retrieval does. A changed fact among the candidates may change them; another may enter
+    when it clears the floor and ranks at least as high as the last of ``top_k``
+    candidates (the newer fact wins a tie). Ranks other than the cosine's are not
+    predicted: any change may change them.
+    """
+    if not changed:
+        return False
+    if how.rank != "cosine" or not how.first_stage:
+        return True
+    ids = {hit.fact.fact_id for hit in seen}
+    last = min((hit.score for hit in seen), default=None) if len(seen) >= how.top_k else None
+    for stored in changed:
+        if stored.fact.fact_id in ids:
+            return True
+        similarity = _cosine(vector, stored.vector)
+        lift = _lift(stored.fact, text, how)
+        passes = similarity >= how.min_similarity or (how.named_pass and lift > 0)
+        if passes and (last is None or similarity + lift >= last):
+            return True
+    return False
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0

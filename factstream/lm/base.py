@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from factstream.prompts.models import Constraint, Message
 
-__all__ = ["Completion", "CompletionRequest", "LMClient", "Usage"]
+__all__ = ["Completion", "CompletionRequest", "LMClient", "TokenSink", "Usage"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,10 @@ class Completion:
     cached: bool = False
 
 
+TokenSink = Callable[[str], Awaitable[None]]
+"""Receives each piece of a completion's text as the server generates it."""
+
+
 @runtime_checkable
 class LMClient(Protocol):
     """An OpenAI-compatible chat LM (vLLM, llama.cpp's server, or a test double)."""
@@ -73,6 +78,14 @@ class LMClient(Protocol):
 
     async def complete(self, request: CompletionRequest) -> Completion:
         """Run one completion; raises an LMError subclass on failure."""
+        ...
+
+    async def stream(self, request: CompletionRequest, on_token: TokenSink) -> Completion:
+        """``complete``, handing each piece of the text to ``on_token`` as it is generated.
+
+        The pieces joined are the returned completion's text. A failure after the first
+        piece is not retried (the caller has seen part of an answer): it raises LMError.
+        """
         ...
 
     async def aclose(self) -> None:

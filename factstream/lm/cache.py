@@ -16,7 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from factstream.lm.base import Completion, CompletionRequest, LMClient, Usage
+from factstream.lm.base import Completion, CompletionRequest, LMClient, TokenSink, Usage
 from factstream.metrics import LMMetrics
 from factstream.prompts.models import Choice, JsonSchema
 
@@ -130,20 +130,35 @@ class CachingLM:
         if not request.use_cache:
             return await self.inner.complete(request)
         key = cache_key(self.inner.model, request)
-        hit = await asyncio.to_thread(self.cache.get, key)
+        hit = await self._hit(request, key)
         if hit is not None:
-            if self.metrics is not None:
-                self.metrics.cache_hits.labels(request.task, self.model).inc()
-                self.metrics.requests.labels(request.task, self.model, "cached").inc()
-                tokens = self.metrics.cached_tokens
-                tokens.labels(request.task, self.model, "prompt").inc(hit.usage.prompt_tokens)
-                tokens.labels(request.task, self.model, "completion").inc(
-                    hit.usage.completion_tokens
-                )
             return hit
         completion = await self.inner.complete(request)
         await asyncio.to_thread(self.cache.put, key, request.prompt, completion)
         return completion
+
+    async def stream(self, request: CompletionRequest, on_token: TokenSink) -> Completion:
+        """A cached answer comes as one piece; else ``inner`` streams and the answer is kept."""
+        if not request.use_cache:
+            return await self.inner.stream(request, on_token)
+        key = cache_key(self.inner.model, request)
+        hit = await self._hit(request, key)
+        if hit is not None:
+            await on_token(hit.text)
+            return hit
+        completion = await self.inner.stream(request, on_token)
+        await asyncio.to_thread(self.cache.put, key, request.prompt, completion)
+        return completion
+
+    async def _hit(self, request: CompletionRequest, key: str) -> Completion | None:
+        hit = await asyncio.to_thread(self.cache.get, key)
+        if hit is not None and self.metrics is not None:
+            self.metrics.cache_hits.labels(request.task, self.model).inc()
+            self.metrics.requests.labels(request.task, self.model, "cached").inc()
+            tokens = self.metrics.cached_tokens
+            tokens.labels(request.task, self.model, "prompt").inc(hit.usage.prompt_tokens)
+            tokens.labels(request.task, self.model, "completion").inc(hit.usage.completion_tokens)
+        return hit
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -5,10 +5,11 @@ For unit tests only; nothing at run time falls back to it.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Callable, Iterable
 
-from factstream.lm.base import Completion, CompletionRequest, Usage
+from factstream.lm.base import Completion, CompletionRequest, TokenSink, Usage
 
 __all__ = ["Reply", "ScriptedLM"]
 
@@ -50,6 +51,13 @@ class ScriptedLM:
         text = reply if isinstance(reply, str) else reply(request)
         prompt_words = sum(len(m.content.split()) for m in request.messages)
         return Completion(text, Usage(prompt_words, len(text.split())), self._model, "stop")
+
+    async def stream(self, request: CompletionRequest, on_token: TokenSink) -> Completion:
+        """The scripted reply, handed to ``on_token`` a word (with its spacing) at a time."""
+        completion = await self.complete(request)
+        for piece in re.findall(r"\s*\S+\s*|\s+", completion.text):
+            await on_token(piece)
+        return completion
 
     async def aclose(self) -> None:
         self.closed = True

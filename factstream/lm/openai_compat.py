@@ -13,7 +13,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, TypeVar, cast
+from typing import Any, TypedDict, TypeVar, cast
 
 import httpx2
 import openai
@@ -37,7 +37,7 @@ from factstream.lm.backends import (
     backend_from_models,
     vllm_api_for_version,
 )
-from factstream.lm.base import Completion, CompletionRequest, Usage
+from factstream.lm.base import Completion, CompletionRequest, TokenSink, Usage
 from factstream.metrics import LMMetrics
 
 __all__ = ["OpenAICompatLM"]
@@ -115,6 +115,35 @@ class OpenAICompatLM:
         backend = await self._resolve_backend()
         body = backend.constraint_fields(request.constraint)
         completion = await self._with_retries(request.task, lambda: self._create(request, body))
+        return self._counted(request, completion)
+
+    async def stream(self, request: CompletionRequest, on_token: TokenSink) -> Completion:
+        """``complete`` with ``stream: true``: each content delta goes to ``on_token``.
+
+        Retried like ``complete`` until the first delta arrives; a failure after it raises
+        LMServerError (the caller has already seen part of the answer).
+        """
+        backend = await self._resolve_backend()
+        body = backend.constraint_fields(request.constraint)
+        seen = [False]
+
+        async def sink(text: str) -> None:
+            seen[0] = True
+            await on_token(text)
+
+        async def send() -> Completion:
+            try:
+                return await self._create_streamed(request, body, sink)
+            except _Retryable as exc:
+                if not seen[0]:
+                    raise
+                detail = f"{exc.detail} (the stream broke after its first token)"
+                raise LMServerError(self.settings.url, exc.status, detail) from exc
+
+        completion = await self._with_retries(request.task, send)
+        return self._counted(request, completion)
+
+    def _counted(self, request: CompletionRequest, completion: Completion) -> Completion:
         self.metrics.requests.labels(request.task, self.model, "ok").inc()
         usage = completion.usage
         self.metrics.tokens.labels(request.task, self.model, "prompt").inc(usage.prompt_tokens)
@@ -135,13 +164,7 @@ class OpenAICompatLM:
         async with self._semaphore:
             with _translated(self.settings.url):
                 reply = await self._client.chat.completions.create(
-                    model=self.model,
-                    messages=cast(
-                        list[ChatCompletionMessageParam], [m.model_dump() for m in request.messages]
-                    ),
-                    max_tokens=request.max_tokens,
-                    temperature=request.temperature,
-                    extra_body=fields or None,
+                    **_params(self.model, request), extra_body=fields or None
                 )
         self.metrics.latency.labels(request.task, self.model).observe(time.monotonic() - started)
         if not reply.choices:
@@ -156,6 +179,35 @@ class OpenAICompatLM:
             model=reply.model or self.model,
             finish_reason=choice.finish_reason,
         )
+
+    async def _create_streamed(
+        self, request: CompletionRequest, fields: dict[str, Any], on_token: TokenSink
+    ) -> Completion:
+        started = time.monotonic()
+        parts: list[str] = []
+        usage, model, finish = Usage(), self.model, None
+        async with self._semaphore:
+            with _translated(self.settings.url):
+                chunks = await self._client.chat.completions.create(
+                    **_params(self.model, request),
+                    stream=True,
+                    stream_options={"include_usage": True},
+                    extra_body=fields or None,
+                )
+                async with chunks:  # closed early if on_token raises (a client went away)
+                    async for chunk in chunks:
+                        model = chunk.model or model
+                        if chunk.usage is not None:
+                            usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+                        if not chunk.choices:
+                            continue
+                        choice = chunk.choices[0]
+                        finish = choice.finish_reason or finish
+                        if choice.delta.content:
+                            parts.append(choice.delta.content)
+                            await on_token(choice.delta.content)
+        self.metrics.latency.labels(request.task, self.model).observe(time.monotonic() - started)
+        return Completion(text="".join(parts), usage=usage, model=model, finish_reason=finish)
 
     async def _with_retries(self, task: str, send: Callable[[], Awaitable[T]]) -> T:
         """Run ``send()`` until it succeeds, retrying what is retryable; wait out outages."""
@@ -283,13 +335,35 @@ class OpenAICompatLM:
         return data
 
 
+class _Params(TypedDict):
+    model: str
+    messages: list[ChatCompletionMessageParam]
+    max_tokens: int
+    temperature: float
+
+
+def _params(model: str, request: CompletionRequest) -> _Params:
+    """The chat request's fields shared by plain and streamed completions."""
+    messages = [m.model_dump() for m in request.messages]
+    return _Params(
+        model=model,
+        messages=cast(list[ChatCompletionMessageParam], messages),
+        max_tokens=request.max_tokens,
+        temperature=request.temperature,
+    )
+
+
 @contextlib.contextmanager
 def _translated(url: str) -> Iterator[None]:
-    """openai's exceptions become _Retryable or LMError subclasses (nothing above sees openai)."""
+    """openai's (and a streamed body's httpx) exceptions become _Retryable or LMError subclasses."""
     try:
         yield
     except openai.OpenAIError as exc:
         raise _translate(url, exc) from exc
+    except httpx2.TimeoutException as exc:  # reading a streamed body: not wrapped by openai
+        raise _Retryable("timeout", "the stream timed out", outage=True) from exc
+    except httpx2.HTTPError as exc:
+        raise _Retryable("connection", f"the stream broke: {exc!r}", outage=True) from exc
 
 
 def _translate(url: str, exc: openai.OpenAIError) -> LMError:

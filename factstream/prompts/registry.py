@@ -13,9 +13,11 @@ from factstream.prompts import (
     classify_fact,
     classify_facts,
     extract_facts,
+    plan_hops,
     plan_time,
     render_turn,
     rewrite_fact,
+    verify_answer,
 )
 from factstream.prompts.models import Prompt
 
@@ -50,6 +52,8 @@ PROMPTS: Mapping[str, Prompt[Any, Any]] = _collect(
         answer.versions,
         answer.free_versions,
         plan_time.versions,
+        plan_hops.versions,
+        verify_answer.versions,
         render_turn.versions,
     ]
 )

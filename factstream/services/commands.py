@@ -17,15 +17,19 @@ from factstream.services.progress import cache_banner, console_progress
 __all__ = ["services_app"]
 
 services_app = typer.Typer(
-    help="The local stack on 127.0.0.1: Apache Kafka, Weaviate, the LM server.",
+    help="The local stack on 127.0.0.1: Apache Kafka, Weaviate, the LM server (and PostgreSQL "
+    "for the mirror, when named).",
     no_args_is_help=True,
 )
 
-ServiceName = StrEnum("ServiceName", {name: name for name in manager.SERVICE_NAMES})  # type: ignore[misc]  # functional API
+_NAMES = (*manager.SERVICE_NAMES, *manager.OPTIONAL_SERVICE_NAMES)
+ServiceName = StrEnum("ServiceName", {name: name for name in _NAMES})  # type: ignore[misc]  # functional API
 
 Only = Annotated[
     list[ServiceName] | None,
-    typer.Option("--only", help=f"Only this service ({', '.join(manager.SERVICE_NAMES)}); repeat."),
+    typer.Option(
+        "--only", help=f"Only this service ({', '.join(_NAMES)}; postgres only when named); repeat."
+    ),
 ]
 Gguf = Annotated[
     Path | None,
@@ -79,13 +83,13 @@ def services_provision(only: Only = None) -> None:
 @services_app.command("down")
 def services_down(only: Only = None, cluster: Cluster = False) -> None:
     """Stop the services this cache folder started; services started elsewhere are left alone."""
-    print_status(manager.down(load_settings(), only or manager.SERVICE_NAMES, cluster=cluster))
+    print_status(manager.down(load_settings(), only or _NAMES, cluster=cluster))
 
 
 @services_app.command("status")
 def services_status(only: Only = None, cluster: Cluster = False) -> None:
     """Report each service: started by us, external, remote, or stopped."""
-    names = only or manager.SERVICE_NAMES
+    names = only or _NAMES
     print_status(manager.status(load_settings(), names, cluster=cluster))
 
 

@@ -16,6 +16,7 @@ from factstream.services.base import LocalService
 from factstream.services.cluster import cluster_services
 from factstream.services.kafka import KafkaService
 from factstream.services.llama import LlamaServer
+from factstream.services.postgres import PostgresService
 from factstream.services.process import (
     CacheLayout,
     port_is_free,
@@ -28,6 +29,7 @@ from factstream.services.progress import Outcome, Progress, RunningStep
 from factstream.services.weaviate import WeaviateService
 
 __all__ = [
+    "OPTIONAL_SERVICE_NAMES",
     "SERVICE_NAMES",
     "ServiceState",
     "ServiceStatus",
@@ -38,6 +40,8 @@ __all__ = [
 ]
 
 SERVICE_NAMES = ("kafka", "weaviate", "lm")
+# Started only when named (``--only postgres``, the mirror's tests): the stack runs without it.
+OPTIONAL_SERVICE_NAMES = ("postgres",)
 
 
 class ServiceState(StrEnum):
@@ -84,6 +88,7 @@ def build_services(
         "kafka": [KafkaService(settings.kafka, settings.local, layout)],
         "weaviate": [WeaviateService(settings.weaviate, settings.local, layout)],
         "lm": [LlamaServer(settings.lm, settings.local, layout)],
+        "postgres": [PostgresService(settings.postgres, settings.local, layout)],
     }
     wanted = set(names)
     unknown = wanted - every.keys()

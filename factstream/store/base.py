@@ -81,12 +81,15 @@ class FactStore(Protocol):
         min_similarity: float,
         alpha: float,
         valid: ValidInterval | None = None,
+        entities: Sequence[str] | None = None,
     ) -> list[SearchHit]:
         """Hybrid search (``alpha`` 1 = dense only, 0 = BM25 only) over facts true at ``as_of``.
 
         ``as_of`` None means true now (what the knowledge base believes, bitemporally: at
         which time). ``valid`` keeps the facts whose valid interval overlaps it (what held in
-        the world then; ``rules.valid_during``), None filters nothing. Only hits with
+        the world then; ``rules.valid_during``), None filters nothing. ``entities`` keeps
+        the facts indexed under one of these entity keys (``store.entities``; None: any,
+        empty: none). Only hits with
         ``similarity >= min_similarity`` are returned, best ``score`` first, at most
         ``top_k``. An unknown namespace has no facts.
         """
@@ -94,6 +97,11 @@ class FactStore(Protocol):
 
     async def get(self, namespace: str, fact_ids: Sequence[str]) -> dict[str, Fact]:
         """The facts among ``fact_ids`` that exist, by id."""
+        ...
+
+    async def get_stored(self, namespace: str, fact_ids: Sequence[str]) -> dict[str, StoredFact]:
+        """The facts among ``fact_ids`` that exist, by id, with their stored vectors (the
+        materializer keeps the vector of a fact whose text an edit did not change)."""
         ...
 
     async def list_facts(

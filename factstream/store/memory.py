@@ -8,6 +8,7 @@ from datetime import datetime
 
 from factstream.errors import StoreWriteFailed
 from factstream.store.base import AppliedBatch, FactCounts, FactPage, SearchHit, StoredFact
+from factstream.store.entities import is_about
 from factstream.store.rules import (
     check_namespace,
     check_search_args,
@@ -53,6 +54,7 @@ class InMemoryFactStore:
         min_similarity: float,
         alpha: float,
         valid: ValidInterval | None = None,
+        entities: Sequence[str] | None = None,
     ) -> list[SearchHit]:
         """Hybrid search over the facts true at ``as_of``; see ``FactStore.search``."""
         check_search_args(top_k, min_similarity, alpha)
@@ -60,6 +62,8 @@ class InMemoryFactStore:
         hits = []
         for stored in self._facts.get(namespace, {}).values():
             if not (visible(stored.fact, as_of) and valid_during(stored.fact, valid, as_of)):
+                continue
+            if entities is not None and not is_about(stored.fact, entities):
                 continue
             cos = similarity(vector, stored.vector)
             overlap = _overlap(words, stored.fact.text)
@@ -71,8 +75,13 @@ class InMemoryFactStore:
 
     async def get(self, namespace: str, fact_ids: Sequence[str]) -> dict[str, Fact]:
         """The facts among ``fact_ids`` that exist, by id."""
+        found = await self.get_stored(namespace, fact_ids)
+        return {fact_id: stored.fact for fact_id, stored in found.items()}
+
+    async def get_stored(self, namespace: str, fact_ids: Sequence[str]) -> dict[str, StoredFact]:
+        """The facts among ``fact_ids`` that exist, by id, with their vectors."""
         stored = self._facts.get(namespace, {})
-        return {fact_id: stored[fact_id].fact for fact_id in fact_ids if fact_id in stored}
+        return {fact_id: stored[fact_id] for fact_id in fact_ids if fact_id in stored}
 
     async def list_facts(
         self,

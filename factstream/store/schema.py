@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 
 from factstream.store.base import AppliedBatch
+from factstream.store.entities import ENTITY_INDEX_VERSION, fact_entity_keys
 from factstream.store.rules import order_key, valid_interval
 from factstream.topics.records import Fact
 
@@ -28,6 +29,7 @@ __all__ = [
     "BATCH_PROPERTIES",
     "DATE_MAX",
     "DATE_MIN",
+    "ENTITY_PROPERTIES",
     "FACT_PROPERTIES",
     "CollectionSpec",
     "PropertyValue",
@@ -40,13 +42,14 @@ __all__ = [
     "batch_uuid",
     "clamp_date",
     "collections_for",
+    "entity_properties",
     "fact_from_properties",
     "fact_properties",
     "fact_uuid",
     "valid_time_properties",
 ]
 
-PropertyValue = str | bool | int | datetime
+PropertyValue = str | bool | int | datetime | list[str]
 # Inside the int64-nanosecond range (1677-09-21 to 2262-04-11) that Weaviate compares dates in.
 DATE_MIN = datetime(1678, 1, 1, tzinfo=UTC)
 DATE_MAX = datetime(2262, 1, 1, tzinfo=UTC)
@@ -58,6 +61,7 @@ class PropertyType(StrEnum):
     BOOL = "boolean"
     DATE = "date"
     INT = "int"
+    TEXT_ARRAY = "text[]"
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,10 @@ FACT_PROPERTIES = (
     PropertySpec("valid_start", _DATE),
     PropertySpec("valid_end", _DATE),
     PropertySpec("valid_closed", _DATE),
+    # The entity index (store.entities): the keys of the entities the fact names, and the
+    # version of the rule that derived them (older objects are re-keyed on first use).
+    PropertySpec("entity_keys", PropertyType.TEXT_ARRAY),
+    PropertySpec("entity_version", PropertyType.INT),
     # The whole fact (history included) as its wire JSON: what reads return, exactly as
     # written. The flat properties above exist only to filter, sort and search.
     PropertySpec("record", _TEXT, filterable=False),
@@ -136,7 +144,16 @@ BATCH_PROPERTIES = (
 
 # Added in the valid-time release: objects written before lack them until backfilled.
 VALID_TIME_PROPERTIES = ("valid_start", "valid_end", "valid_closed")
-_DERIVED = ("order_key", "history_from", "history_to", *VALID_TIME_PROPERTIES, "record")
+# Added with the entity index: objects written before lack them until re-keyed.
+ENTITY_PROPERTIES = ("entity_keys", "entity_version")
+_DERIVED = (
+    "order_key",
+    "history_from",
+    "history_to",
+    *VALID_TIME_PROPERTIES,
+    *ENTITY_PROPERTIES,
+    "record",
+)
 _FLAT_FACT_FIELDS = tuple(spec.name for spec in FACT_PROPERTIES if spec.name not in _DERIVED)
 
 
@@ -173,6 +190,16 @@ def valid_time_properties(fact: Fact) -> dict[str, PropertyValue]:
     }
 
 
+def entity_properties(fact: Fact) -> dict[str, PropertyValue]:
+    """``entity_keys`` and ``entity_version`` of a fact (``store.entities``); a fact that
+    names no entity gets no keys (an empty array is left out, as unset fields are)."""
+    keys = list(fact_entity_keys(fact))
+    props: dict[str, PropertyValue] = {"entity_version": ENTITY_INDEX_VERSION}
+    if keys:
+        props["entity_keys"] = keys
+    return props
+
+
 def fact_properties(fact: Fact) -> dict[str, PropertyValue]:
     """The properties a fact is stored with; unset optional fields are left out."""
     values: dict[str, PropertyValue | None] = {
@@ -182,6 +209,7 @@ def fact_properties(fact: Fact) -> dict[str, PropertyValue]:
     props["order_key"] = order_key(fact.fact_id)
     props["history_from"], props["history_to"] = fact.history[0].ts, fact.history[-1].ts
     props |= valid_time_properties(fact)
+    props |= entity_properties(fact)
     props["record"] = fact.to_bytes().decode()
     return props
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Awaitable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, cast
@@ -29,6 +29,7 @@ from weaviate.outputs.aggregate import AggregateBoolean
 from factstream.config import StoreSettings, WeaviateSettings
 from factstream.errors import StoreError, StoreUnavailable, StoreWriteFailed
 from factstream.store.base import AppliedBatch, FactCounts, FactPage, SearchHit, StoredFact
+from factstream.store.entities import ENTITY_INDEX_VERSION, is_about
 from factstream.store.rules import (
     check_namespace,
     check_search_args,
@@ -44,12 +45,14 @@ from factstream.store.schema import (
     CollectionSpec,
     PropertySpec,
     PropertyType,
+    PropertyValue,
     StoreCollections,
     batch_from_properties,
     batch_properties,
     batch_uuid,
     clamp_date,
     collections_for,
+    entity_properties,
     fact_from_properties,
     fact_properties,
     fact_uuid,
@@ -116,6 +119,7 @@ class WeaviateFactStore:
         self._batch_size, self._overfetch = settings.write_batch_size, settings.search_overfetch
         self._tenants: set[str] = set()
         self._valid_ready: set[str] = set()  # namespaces whose objects all have valid time
+        self._entities_ready: set[str] = set()  # ... and the current entity keys
 
     @classmethod
     async def open(cls, connection: WeaviateSettings, settings: StoreSettings) -> WeaviateFactStore:
@@ -155,13 +159,16 @@ class WeaviateFactStore:
         min_similarity: float,
         alpha: float,
         valid: ValidInterval | None = None,
+        entities: Sequence[str] | None = None,
     ) -> list[SearchHit]:
         """Hybrid search over the facts true at ``as_of``; see ``FactStore.search``."""
         check_search_args(top_k, min_similarity, alpha)
-        if valid is not None and valid.is_empty:
+        if (valid is not None and valid.is_empty) or (entities is not None and not entities):
             return []
         await self._ensure_valid_time(namespace, valid)
+        await self._ensure_entities(namespace, entities)
         server_filter = _and(_truth_filter(as_of, include_false=False), _valid_filter(valid, as_of))
+        server_filter = _and(server_filter, _entity_filter(entities))
         collection = self._facts.with_tenant(namespace)
         # The server cut on vector distance (1 - cosine) only prunes candidates; it is
         # ignored at alpha 0, so the exact floor is applied below either way.
@@ -184,7 +191,7 @@ class WeaviateFactStore:
                     return_metadata=MetadataQuery(score=True),
                 ),
             )
-            hits = _hits(objects, vector, as_of, valid, min_similarity)
+            hits = _hits(objects, vector, as_of, valid, min_similarity, entities)
             if len(hits) >= top_k or len(objects) < limit or limit >= MAX_RESULTS:
                 return hits[:top_k]
             limit = min(limit * _GROWTH, MAX_RESULTS)
@@ -192,13 +199,28 @@ class WeaviateFactStore:
     async def get(self, namespace: str, fact_ids: Sequence[str]) -> dict[str, Fact]:
         """The facts among ``fact_ids`` that exist, by id."""
         found: dict[str, Fact] = {}
+        for obj in await self._facts_by_ids(namespace, fact_ids, with_vectors=False):
+            fact = fact_from_properties(obj.properties)
+            found[fact.fact_id] = fact
+        return found
+
+    async def get_stored(self, namespace: str, fact_ids: Sequence[str]) -> dict[str, StoredFact]:
+        """The facts among ``fact_ids`` that exist, by id, with their vectors."""
+        found: dict[str, StoredFact] = {}
+        for obj in await self._facts_by_ids(namespace, fact_ids, with_vectors=True):
+            fact = fact_from_properties(obj.properties)
+            found[fact.fact_id] = StoredFact(fact, _vector_of(obj))
+        return found
+
+    async def _facts_by_ids(
+        self, namespace: str, fact_ids: Sequence[str], *, with_vectors: bool
+    ) -> list[_Obj]:
+        objects: list[_Obj] = []
         unique = list(dict.fromkeys(fact_ids))
         for start in range(0, len(unique), _ID_CHUNK):
             ids = [fact_uuid(namespace, fact_id) for fact_id in unique[start : start + _ID_CHUNK]]
-            for obj in await self._by_ids(self._facts, namespace, ids):
-                fact = fact_from_properties(obj.properties)
-                found[fact.fact_id] = fact
-        return found
+            objects += await self._by_ids(self._facts, namespace, ids, with_vectors=with_vectors)
+        return objects
 
     async def list_facts(
         self,
@@ -324,6 +346,7 @@ class WeaviateFactStore:
                 await collection.tenants.remove([namespace])
         self._tenants.discard(namespace)
         self._valid_ready.discard(namespace)
+        self._entities_ready.discard(namespace)
 
     async def namespaces(self) -> list[str]:
         """The namespaces that have a tenant, sorted."""
@@ -336,52 +359,69 @@ class WeaviateFactStore:
             await self._client.close()
 
     async def _ensure_valid_time(self, namespace: str, valid: ValidInterval | None) -> None:
-        """Before a valid-time read: backfill the namespace's objects written without it.
-
-        Checked once per namespace and process: the objects that have ``valid_start`` are
-        counted against all of them, and the difference is backfilled.
-        """
+        """Before a valid-time read: backfill the namespace's objects written without it."""
         if valid is None or namespace in self._valid_ready:
             return
+        having = Filter.by_property("valid_start").greater_or_equal(DATE_MIN)
+        if await self._lacking(namespace, having, "check valid time"):
+            await self._backfill(namespace, "valid time", _lacks_valid_time, valid_time_properties)
+        self._valid_ready.add(namespace)
+
+    async def _ensure_entities(self, namespace: str, entities: Sequence[str] | None) -> None:
+        """Before an entity-filtered read: re-key objects without the current entity keys."""
+        if entities is None or namespace in self._entities_ready:
+            return
+        having = Filter.by_property("entity_version").equal(ENTITY_INDEX_VERSION)
+        if await self._lacking(namespace, having, "check entity keys"):
+            await self._backfill(namespace, "entity keys", _lacks_entities, entity_properties)
+        self._entities_ready.add(namespace)
+
+    async def _lacking(self, namespace: str, having: FilterReturn, action: str) -> bool:
+        """Whether some objects of the namespace fail ``having`` (checked once per process:
+        the objects passing it are counted against all of them).
+        """
         collection = self._facts.with_tenant(namespace)
-        with self._translated("check valid time"):
+        with self._translated(action):
             for attempt in (1, 2):
                 try:
                     every = await collection.aggregate.over_all(total_count=True)
-                    having = await collection.aggregate.over_all(
-                        filters=Filter.by_property("valid_start").greater_or_equal(DATE_MIN),
-                        total_count=True,
-                    )
+                    passing = await collection.aggregate.over_all(filters=having, total_count=True)
                     break
                 except wx.WeaviateQueryError:
                     if not await self._facts.tenants.exists(namespace):
-                        return  # no tenant yet: nothing to backfill, and nothing to find
+                        return False  # no tenant yet: nothing to backfill, nothing to find
                     if attempt == 2:
                         raise
                     # The tenant appeared meanwhile (an earlier document of the namespace,
                     # committed while this one was decided): ask it again.
-        if (every.total_count or 0) != (having.total_count or 0):
-            await self._backfill_valid_time(namespace)
-        self._valid_ready.add(namespace)
+        return (every.total_count or 0) != (passing.total_count or 0)
 
-    async def _backfill_valid_time(self, namespace: str) -> None:
-        """Give ``valid_start``/``valid_end`` to every object of a namespace that lacks them.
+    async def _backfill(
+        self,
+        namespace: str,
+        what: str,
+        lacks: Callable[[Mapping[str, object]], bool],
+        derive: Callable[[Fact], dict[str, PropertyValue]],
+    ) -> None:
+        """Give every object of a namespace that ``lacks`` them the properties ``derive`` makes.
 
         A partial update from the object's own record; the record is read again afterwards,
         and if a writer replaced it meanwhile (our update may have landed on the new one)
         the update is made again from the new record. Writers of this version always write
-        both properties, so this converges.
+        the derived properties, so this converges.
         """
         collection = self._facts.with_tenant(namespace)
         done = 0
-        with self._translated("backfill valid time"):
-            async for obj in collection.iterator(return_properties=["record", "valid_start"]):
-                if obj.properties.get("valid_start") is not None:
+        with self._translated(f"backfill {what}"):
+            async for obj in collection.iterator(
+                return_properties=["record", "valid_start", "entity_version"]
+            ):
+                if not lacks(obj.properties):
                     continue
                 record = obj.properties["record"]
                 while True:
                     fact = fact_from_properties({"record": record})
-                    await collection.data.update(obj.uuid, properties=valid_time_properties(fact))
+                    await collection.data.update(obj.uuid, properties=derive(fact))
                     now = await collection.query.fetch_object_by_id(
                         obj.uuid, return_properties=["record"]
                     )
@@ -389,7 +429,7 @@ class WeaviateFactStore:
                         break
                     record = now.properties["record"]
                 done += 1
-        log.info("backfilled valid time of %d facts in namespace %s", done, namespace)
+        log.info("backfilled %s of %d facts in namespace %s", what, done, namespace)
 
     async def _ensure_tenant(self, namespace: str) -> None:
         # Creating an existing tenant is a no-op in Weaviate, so racing writers are fine;
@@ -427,13 +467,22 @@ class WeaviateFactStore:
         return failed
 
     async def _by_ids(
-        self, collection: _Collection, namespace: str, ids: list[uuid.UUID]
+        self,
+        collection: _Collection,
+        namespace: str,
+        ids: list[uuid.UUID],
+        *,
+        with_vectors: bool = False,
     ) -> list[_Obj]:
         query = collection.with_tenant(namespace).query
         return await self._objects(
             collection,
             namespace,
-            query.fetch_objects(filters=Filter.by_id().contains_any(ids), limit=len(ids)),
+            query.fetch_objects(
+                filters=Filter.by_id().contains_any(ids),
+                limit=len(ids),
+                include_vector=with_vectors,
+            ),
         )
 
     async def _objects(
@@ -504,6 +553,21 @@ def _truth_filter(as_of: datetime | None, *, include_false: bool) -> FilterRetur
     return seen & (Filter.by_property("truth").equal(True) | changed_later)
 
 
+def _lacks_valid_time(props: Mapping[str, object]) -> bool:
+    return props.get("valid_start") is None
+
+
+def _lacks_entities(props: Mapping[str, object]) -> bool:
+    return props.get("entity_version") != ENTITY_INDEX_VERSION
+
+
+def _entity_filter(entities: Sequence[str] | None) -> FilterReturn | None:
+    """Facts indexed under any of ``entities`` (``store.entities``); None filters nothing."""
+    if entities is None:
+        return None
+    return Filter.by_property("entity_keys").contains_any(list(entities))
+
+
 def _valid_filter(valid: ValidInterval | None, as_of: datetime | None) -> FilterReturn | None:
     """Facts whose valid interval, as known at ``as_of``, overlaps ``valid``; run by Weaviate.
 
@@ -546,14 +610,18 @@ def _hits(
     as_of: datetime | None,
     valid: ValidInterval | None,
     min_similarity: float,
+    entities: Sequence[str] | None = None,
 ) -> list[SearchHit]:
-    """The candidates exactly true at ``as_of``, valid during ``valid``, above the floor."""
+    """The candidates exactly true at ``as_of``, valid during ``valid``, above the floor,
+    about one of ``entities`` (None: any)."""
     cosines = similarities(vector, [_vector_of(obj) for obj in objects])
     hits = []
     for obj, cos in zip(objects, cosines, strict=True):
         if cos < min_similarity:
             continue
         fact = fact_from_properties(obj.properties)
+        if entities is not None and not is_about(fact, entities):
+            continue
         if visible(fact, as_of) and valid_during(fact, valid, as_of):
             hits.append(SearchHit(fact, cos, float(obj.metadata.score or 0.0)))
     return hits
@@ -596,7 +664,7 @@ async def _ensure_collection(
 
 def _property(spec: PropertySpec) -> Property:
     # PropertyType's values are Weaviate's data type names.
-    text = spec.type is PropertyType.TEXT
+    text = spec.type in (PropertyType.TEXT, PropertyType.TEXT_ARRAY)
     return Property(
         name=spec.name,
         data_type=DataType(spec.type.value),

@@ -18,12 +18,18 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaTimeoutError
 
 from factstream.config import KafkaSettings
-from factstream.streams.admin import topic_partitions
+from factstream.streams.browse import assigned_reader
 from factstream.streams.producer import TransactionalProducer
 from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import DeadLetter, Document, Fact, FactEdit, Record
 
-__all__ = ["ChangelogPublisher", "first_batches", "in_input_order", "read_changelog"]
+__all__ = [
+    "ChangelogPublisher",
+    "first_batches",
+    "in_input_order",
+    "read_changelog",
+    "settled_ends",
+]
 
 log = logging.getLogger(__name__)
 
@@ -116,18 +122,9 @@ async def read_changelog(
     killed inside one leaves it open until the broker times it out, and read_committed
     readers stop there: batches committed after it (by the next worker) would be missed.
     """
-    consumer = AIOKafkaConsumer(
-        bootstrap_servers=kafka.bootstrap_servers,
-        isolation_level="read_committed",
-        enable_auto_commit=False,
-        auto_offset_reset="earliest",
-    )
-    await consumer.start()
-    try:
-        topic = topic_name(TopicName.FACT_EDITS, kafka.topic_prefix)
-        parts = [TopicPartition(topic, p) for p in await topic_partitions(kafka, topic)]
-        consumer.assign(parts)
-        ends = await _settled_ends(kafka, consumer, parts)
+    topic = topic_name(TopicName.FACT_EDITS, kafka.topic_prefix)
+    async with assigned_reader(kafka, topic) as (consumer, parts):
+        ends = await settled_ends(kafka, consumer, parts)
         starts = await _start_offsets(consumer, parts, since_ms)
         for tp in parts:
             if starts[tp] >= ends[tp]:
@@ -135,11 +132,9 @@ async def read_changelog(
             consumer.seek(tp, starts[tp])
             async for edit in _read_partition(consumer, tp, ends[tp]):
                 yield edit
-    finally:
-        await consumer.stop()
 
 
-async def _settled_ends(
+async def settled_ends(
     kafka: KafkaSettings, consumer: AIOKafkaConsumer, parts: list[TopicPartition]
 ) -> dict[TopicPartition, int]:
     """The read_committed end offsets once no transaction open now is still undecided."""

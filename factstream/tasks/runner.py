@@ -9,6 +9,7 @@ salvages at once keeps a salvageable answer at the first attempt instead of aski
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -19,7 +20,7 @@ from factstream.lm.base import Completion, CompletionRequest, LMClient, Usage
 from factstream.metrics import LMMetrics
 from factstream.prompts.models import ConstraintBroken, Message, Prompt
 
-__all__ = ["TaskResult", "TaskRunner", "merge"]
+__all__ = ["AttemptSink", "TaskResult", "TaskRunner", "merge"]
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +28,10 @@ C = TypeVar("C")
 R = TypeVar("R", bound=BaseModel)
 T = TypeVar("T")
 U = TypeVar("U")
+
+
+AttemptSink = Callable[[int, str], Awaitable[None]]
+"""Receives (attempt, piece) for each piece of text streamed; attempt counts from 1."""
 
 
 @dataclass(frozen=True)
@@ -80,8 +85,18 @@ class TaskRunner:
     attempts: int = 3
     temperature: float = 0.0
 
-    async def run(self, prompt: Prompt[C, R], ctx: C, *, use_cache: bool = True) -> TaskResult[R]:
+    async def run(
+        self,
+        prompt: Prompt[C, R],
+        ctx: C,
+        *,
+        use_cache: bool = True,
+        on_token: AttemptSink | None = None,
+    ) -> TaskResult[R]:
         """Ask ``prompt`` about ``ctx`` until the answer parses and passes its check.
+
+        With ``on_token`` each answer is streamed: its pieces go there with the attempt's
+        number (a later attempt replaces what an invalid one showed).
 
         Raises:
             LMOutputInvalid: Every attempt was invalid.
@@ -101,7 +116,7 @@ class TaskRunner:
                 temperature=self.temperature,
                 use_cache=use_cache,
             )
-            completion = await self.lm.complete(request)
+            completion = await self._send(request, attempt, on_token)
             usage, cached = _account(completion, usage, cached)
             text, broken = completion.text, None  # broken: parsed, but breaks the check
             try:
@@ -127,6 +142,17 @@ class TaskRunner:
             n = self.attempts
             return TaskResult(kept, prompt.id, completion.model, usage, cached, n, n)
         raise LMOutputInvalid(prompt.id, self.attempts, reason, text)
+
+    async def _send(
+        self, request: CompletionRequest, attempt: int, on_token: AttemptSink | None
+    ) -> Completion:
+        if on_token is None:
+            return await self.lm.complete(request)
+
+        async def piece(text: str) -> None:
+            await on_token(attempt, text)
+
+        return await self.lm.stream(request, piece)
 
     def _salvage(self, prompt: Prompt[C, R], ctx: C, broken: R | None) -> R | None:
         """What the prompt keeps of the last answer, which parsed but broke its check."""

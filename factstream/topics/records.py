@@ -37,6 +37,8 @@ __all__ = [
     "NAMESPACE_PATTERN",
     "Answer",
     "AnswerFact",
+    "AnswerHop",
+    "AskMode",
     "BatchRef",
     "ChangeKind",
     "DeadLetter",
@@ -433,14 +435,18 @@ class ValidWindow(BaseModel):
         return self
 
 
+AskMode = Literal["single", "multi_hop", "auto"]
+
+
 class Question(Record):
     """A request on ``factstream.questions``, keyed by namespace.
 
     ``as_of`` asks what the knowledge base believed then; ``valid_at`` or ``valid_between``
     (version 2) what held in the world then, overriding a time the question itself names.
+    Version 3 added ``mode`` (single, multi_hop or auto; None: the configured default).
     """
 
-    schema_version: Literal[1, 2] = 2  # type: ignore[assignment]  # widened: reads 1 too
+    schema_version: Literal[1, 2, 3] = 3  # type: ignore[assignment]  # widened: reads 1, 2
     id: Id
     namespace: Namespace
     question: NonEmptyText
@@ -449,6 +455,7 @@ class Question(Record):
     choices: list[NonEmptyText] | None = None
     valid_at: AwareDatetime | None = None
     valid_between: ValidWindow | None = None
+    mode: AskMode | None = None
 
     @model_validator(mode="after")
     def _one_valid_time(self) -> Self:
@@ -456,6 +463,8 @@ class Question(Record):
             raise ValueError("give valid_at or valid_between, not both")
         if self.schema_version < 2 and (self.valid_at or self.valid_between):
             raise ValueError("valid_at and valid_between need schema version 2")
+        if self.schema_version < 3 and self.mode is not None:
+            raise ValueError("mode needs schema version 3")
         return self
 
 
@@ -507,6 +516,20 @@ class TimePlanNote(BaseModel):
     reason: str | None = None
 
 
+class AnswerHop(BaseModel):
+    """One hop of a multi-hop answer: its sub-question, the facts kept, what it found."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    question: str
+    entity: str = Field(description="The entity the hop looked facts up by.")
+    relation: str
+    facts: list[AnswerFact]
+    answer: str | None = Field(description="The entity the hop's best fact leads to.")
+    seconds: float = Field(ge=0)
+    pruned: int = Field(ge=0, description="Facts ranked for the hop and left out.")
+
+
 class Answer(Record):
     """A reply on ``factstream.answers``, keyed by question id.
 
@@ -514,9 +537,11 @@ class Answer(Record):
     ``time_expression`` (the question's words it was read from; None when the request gave
     it), and the facts' valid intervals. Version 3 added ``valid_time_source`` (where the
     filter came from) and ``time_plan`` (what the LM's plan of the question's time did).
+    Version 4 added ``mode`` (how it was answered), ``hops`` (a multi-hop answer's chain),
+    ``rounds`` (retrieval rounds: 2 when the self-check sent it back) and ``confidence``.
     """
 
-    schema_version: Literal[1, 2, 3] = 3  # type: ignore[assignment]  # widened: reads 1, 2
+    schema_version: Literal[1, 2, 3, 4] = 4  # type: ignore[assignment]  # widened: reads 1-3
     question_id: Id
     namespace: Namespace
     answer: str | None = None
@@ -528,9 +553,16 @@ class Answer(Record):
     time_expression: str | None = None
     valid_time_source: ValidTimeSource | None = None
     time_plan: TimePlanNote | None = None
+    mode: Literal["single", "multi_hop"] | None = None
+    hops: list[AnswerHop] | None = None
+    rounds: int | None = Field(None, ge=1)
+    confidence: float | None = Field(None, ge=0.0, le=1.0)
 
     @model_validator(mode="after")
     def _versioned_fields(self) -> Self:
+        v4 = self.mode is not None or self.hops or self.rounds is not None
+        if self.schema_version < 4 and (v4 or self.confidence is not None):
+            raise ValueError("mode, hops, rounds and confidence need schema version 4")
         if self.schema_version < 3 and (self.valid_time_source or self.time_plan):
             raise ValueError("valid_time_source and time_plan need schema version 3")
         if self.schema_version < 2 and (self.valid_time or self.time_expression):

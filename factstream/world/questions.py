@@ -5,7 +5,9 @@ live?": manager, then residence). Its answer at an event time is the path follow
 the triples valid then; it becomes known when the conversations telling that event are
 over (the last chunk's time), as CLARK-News' ``known_from`` is when the documents read so
 far support it. Only questions whose answer changes are kept (CLARK-News drops the others);
-the choices are every answer a question ever has.
+the choices are every answer a question ever has. Each answer carries its gold
+decomposition (``chain``): the triple of each hop at the time it became the answer, with
+the chunk stating it, for the multi-hop evaluation (``eval multihop``).
 """
 
 from __future__ import annotations
@@ -31,7 +33,15 @@ from factstream.world.model import (
 if TYPE_CHECKING:
     from factstream.world.generate import Conversation
 
-__all__ = ["PATHS", "Timeline", "WorldTriple", "follow", "question_text", "questions_for"]
+__all__ = [
+    "PATHS",
+    "Timeline",
+    "WorldTriple",
+    "follow",
+    "follow_chain",
+    "question_text",
+    "questions_for",
+]
 
 
 def _stamp(when: datetime | None) -> str | None:
@@ -129,6 +139,24 @@ def question_text(subject: str, path: Sequence[str]) -> str:
     return text[0].upper() + text[1:]
 
 
+def follow_chain(
+    index: Mapping[tuple[str, str], Sequence[WorldTriple]],
+    subject: str,
+    path: Sequence[str],
+    when: datetime,
+) -> list[WorldTriple] | None:
+    """The triple of each hop of the path at ``when``, valid then (None: a hop is missing)."""
+    chain: list[WorldTriple] = []
+    node = subject
+    for relation in path:
+        found = [t for t in index.get((node, relation), ()) if t.holds_at(when)]
+        if not found:
+            return None
+        chain.append(found[0])
+        node = found[0].object
+    return chain
+
+
 def follow(
     index: Mapping[tuple[str, str], Sequence[WorldTriple]],
     subject: str,
@@ -136,26 +164,38 @@ def follow(
     when: datetime,
 ) -> str | None:
     """The path's end at ``when`` through the triples valid then (None: a hop is missing)."""
-    node: str | None = subject
-    for relation in path:
-        found = [t for t in index.get((node or "", relation), ()) if t.holds_at(when)]
-        node = found[0].object if found else None
-        if node is None:
-            return None
-    return node
+    chain = follow_chain(index, subject, path, when)
+    return chain[-1].object if chain else None
 
 
-def _answers(values: Sequence[str | None], timeline: Timeline) -> list[dict[str, Any]]:
+def _hop(triple: WorldTriple) -> dict[str, str]:
+    """One hop of a gold decomposition: the triple followed and the chunk stating it."""
+    return {
+        "subject": triple.subject,
+        "relation": triple.relation,
+        "object": triple.object,
+        "document_id": triple.document_id,
+    }
+
+
+def _answers(
+    chains: Sequence[list[WorldTriple] | None], timeline: Timeline
+) -> list[dict[str, Any]]:
+    """The answers over time; each with its gold decomposition when it became the answer."""
     answers: list[dict[str, Any]] = []
     previous: str | None = None
-    for when, value in zip(timeline.events, values, strict=True):
+    for when, chain in zip(timeline.events, chains, strict=True):
+        value = chain[-1].object if chain else None
         if value == previous:
             continue
         told = _stamp(timeline.told[when])
         if answers and answers[-1]["known_until"] is None:
             answers[-1]["known_until"] = told
-        if value is not None:
-            answers.append({"answer": value, "known_from": told, "known_until": None})
+        if chain is not None:
+            hops = [_hop(t) for t in chain]
+            answers.append(
+                {"answer": value, "known_from": told, "known_until": None, "chain": hops}
+            )
         previous = value
     return answers
 
@@ -171,8 +211,8 @@ def questions_for(
     asked += [(o, path) for o in cast.orgs for path in ORG_PATHS]
     questions = []
     for subject, path in asked:
-        values = [follow(index, subject, path, when) for when in timeline.events]
-        answers = _answers(values, timeline)
+        chains = [follow_chain(index, subject, path, when) for when in timeline.events]
+        answers = _answers(chains, timeline)
         choices = sorted({a["answer"] for a in answers})
         if len(choices) < 2:
             continue

@@ -19,9 +19,9 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from aiokafka import AIOKafkaProducer
 from fixtures import bitemporal
+from fixtures.api_server import serving
 from fixtures.decisions import Decisions
 from fixtures.stack import Stack, StackFactory
 
@@ -30,7 +30,6 @@ from factstream.api.app import create_app
 from factstream.clients import Clients, open_clients
 from factstream.config import Settings
 from factstream.knowledge.materializer import Materializer
-from factstream.services.process import free_port
 from factstream.topics.definitions import TopicName
 from factstream.topics.records import (
     Answer,
@@ -117,24 +116,8 @@ async def _write_facts(clients: Clients) -> dict[str, str]:
 async def _serve(stack: Stack) -> AsyncIterator[Api]:
     async with open_clients(stack.settings) as clients:
         ids = await _write_facts(clients)
-        port = free_port()
-        config = uvicorn.Config(
-            create_app(stack.settings, clients=clients),
-            host="127.0.0.1",
-            port=port,
-            log_level="warning",
-            ws="none",
-        )
-        server = uvicorn.Server(config)
-        task = asyncio.create_task(server.serve())
-        for _ in range(600):
-            if server.started or task.done():
-                break
-            await asyncio.sleep(0.1)
-        assert server.started, "uvicorn did not start"
-        yield Api(f"http://127.0.0.1:{port}", stack, ids)
-        server.should_exit = True
-        await task
+        async with serving(create_app(stack.settings, clients=clients)) as url:
+            yield Api(url, stack, ids)
 
 
 def _env() -> dict[str, str]:
@@ -267,14 +250,15 @@ async def test_bitemporal_reads_on_weaviate(api: Api) -> None:
 async def test_streamed_answer_health_readiness_metrics_and_docs(api: Api) -> None:
     async with api.client("desk-key") as http:
         body = {"question": "Where does Lawler live?", "namespace": "desk", "stream": True}
-        async with http.stream("POST", "/v1/ask", json=body) as response:
-            assert response.headers["content-type"].startswith("text/event-stream")
-            raw = "".join([chunk async for chunk in response.aiter_text()])
-        events = [block.split("\n", 1) for block in raw.strip().split("\n\n")]
-        names = [head.removeprefix("event: ") for head, _ in events]
-        assert names == ["facts", "answer", "done"]
-        answer = json.loads(events[1][1].removeprefix("data: "))
+        events = await _streamed(http, body)
+        names = [name for name, _ in events]
+        tokens = [data for name, data in events if name == "token"]
+        assert names == ["facts"] + ["token"] * len(tokens) + ["answer", "done"]
+        answer = events[-2][1]
         assert answer["answer"] in {CONGRESS, HOME} and texts(answer) == {CONGRESS, HOME}
+        # The stub streams word by word: the tokens are the answer, as it was written.
+        assert len(tokens) > 3
+        assert "".join(t["fields"].get("answer", "") for t in tokens) == answer["answer"]
 
         assert (await http.get("/healthz")).json() == {"status": "ok"}
         ready = await http.get("/readyz")
@@ -288,6 +272,37 @@ async def test_streamed_answer_health_readiness_metrics_and_docs(api: Api) -> No
         assert (await http.get("/docs")).status_code == 200
         paths = (await http.get("/openapi.json")).json()["paths"]
         assert {"/v1/ask", "/v1/facts", "/v1/facts/{fact_id}", "/v1/documents"} <= set(paths)
+
+
+async def _streamed(http: httpx.AsyncClient, body: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The server-sent events of a streamed ask: (name, decoded data)."""
+    async with http.stream("POST", "/v1/ask", json=body) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        raw = "".join([chunk async for chunk in response.aiter_text()])
+    events = [block.split("\n", 1) for block in raw.strip().split("\n\n")]
+    return [(h.removeprefix("event: "), json.loads(d.removeprefix("data: "))) for h, d in events]
+
+
+async def test_streamed_tokens_from_the_real_llama_server(
+    stack_factory: StackFactory, lm_settings: Settings
+) -> None:
+    """SmolLM2 on llama.cpp streams the constrained answer: the tokens are the final answer."""
+    stack = await stack_factory(Decisions(), lm_url=lm_settings.lm.url, **_env())
+    async for served in _serve(stack):
+        async with served.client("desk-key") as http:
+            body = {"question": "Where does Mike Lawler live?", "namespace": "desk", "stream": True}
+            events = await _streamed(http, body)
+    names = [name for name, _ in events]
+    assert names[0] == "facts" and names[-2:] == ["answer", "done"], names
+    tokens = [data for name, data in events if name == "token"]
+    last = max(t["attempt"] for t in tokens)
+    final = [t for t in tokens if t["attempt"] == last]
+    assert len(final) > 3  # llama.cpp sends a token per chunk, not the answer at once
+    answer = events[-2][1]
+    assert answer["model"] != "stub" and answer["answer"].strip()
+    assert json.loads("".join(t["text"] for t in final))["answer"] == answer["answer"]
+    assert "".join(t["fields"].get("answer", "") for t in final) == answer["answer"]
 
 
 def _document(ns: str, text: str) -> dict[str, Any]:

@@ -31,6 +31,7 @@ def _check_throughput(r: dict[str, Any]) -> None:
     cpu = r["cpu_s"]
     assert {"embedding model", "bench (editor + materializer)", "stub LM"} <= set(cpu)
     assert cpu["machine (all processes)"] > 0
+    assert r["embed_runtime"] == "onnx" and _positive(r["non_model_cpu_s_per_doc"])
     assert r["met"] == (r["ratio"] >= 0.8)
 
 
@@ -52,8 +53,7 @@ def _check_tokens(r: dict[str, Any]) -> None:
 
 
 def _check_latencies(m: dict[str, Any], queries: int) -> None:
-    assert m["count"] == queries and _positive(m["p50_ms"], m["p95_ms"])
-    assert m["p50_ms"] <= m["p95_ms"] <= m["max_ms"]
+    _check_latencies_only(m, queries)
     assert m["retrieve"]["p50_ms"] <= m["p50_ms"] and _positive(m["search"]["p50_ms"])
 
 
@@ -61,6 +61,10 @@ def _check_ask(r: dict[str, Any], facts: int) -> None:
     step = r["facts"][str(facts)]
     assert step["added_facts"] == step["facts_in_namespace"] == facts and step["load_s"] >= 0
     _check_latencies(step, SMOKE.ask_queries)
+    multi = step["multi_hop"]
+    assert multi["count"] == SMOKE.ask_queries and _positive(
+        multi["p50_ms"], multi["hops"]["p50_ms"]
+    )
 
 
 def _check_million(r: dict[str, Any]) -> None:
@@ -99,6 +103,20 @@ def _check_busy(r: dict[str, Any]) -> None:
         assert figures["bound_share"] > 0
 
 
+def _check_embed(r: dict[str, Any]) -> None:
+    assert {key.split("/")[0] for key in r["runtimes"]} == {"torch", "onnx"}
+    assert r["default"] == "onnx/1/2" and r["default"] in r["runtimes"]
+    for figures in r["runtimes"].values():
+        _check_latencies_only(figures["question"], SMOKE.embed_questions)
+        assert figures["batch_texts"] == SMOKE.embed_docs
+        assert _positive(figures["batch_s"], figures["batch_texts_per_s"])
+
+
+def _check_latencies_only(m: dict[str, Any], count: int) -> None:
+    assert m["count"] == count and _positive(m["p50_ms"], m["p95_ms"])
+    assert m["p50_ms"] <= m["p95_ms"] <= m["max_ms"]
+
+
 async def test_every_benchmark_runs_and_writes_its_results(
     settings: Settings, tmp_path: Path
 ) -> None:
@@ -120,8 +138,13 @@ async def test_every_benchmark_runs_and_writes_its_results(
     _check_throughput(found["throughput"])
     _check_tokens(found["tokens"])
     _check_ask(found["ask"], SMOKE.ask_facts[0])
+    # The default runtime is onnx: the torch reference is timed on the same facts beside it.
+    step = found["ask"]["facts"][str(SMOKE.ask_facts[0])]
+    assert step["runtime"] == "onnx"
+    _check_latencies(step["torch_reference"], SMOKE.ask_queries)
     _check_million(found["ask_1m"])
     _check_e2e(found["e2e"])
     _check_backlog(found["backlog"], tmp_path)
     _check_busy(found["busy"])
+    _check_embed(found["embed"])
     assert len(rows(written)) >= 10

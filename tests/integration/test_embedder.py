@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from fixtures.loop import TICK_S, loop_ticks
 from prometheus_client import CollectorRegistry
 
 from factstream.config import EmbedSettings
@@ -67,22 +68,10 @@ async def test_encoding_does_not_block_the_event_loop(
     embedder: SentenceTransformerEmbedder,
 ) -> None:
     texts = [f"Fact number {i} about the news of the day, told at some length." for i in range(512)]
-    ticks = 0
-
-    async def ticker() -> None:
-        nonlocal ticks
-        while True:
-            await asyncio.sleep(0.01)
-            ticks += 1
-
-    task = asyncio.create_task(ticker())
-    started = time.monotonic()
-    vectors = await embedder.embed_batch(texts)
-    elapsed = time.monotonic() - started
-    task.cancel()
+    vectors, elapsed, ticks = await loop_ticks(embedder.embed_batch(texts))
     assert len(vectors) == 512
     # The loop kept running while the model worked in its process.
-    assert elapsed > 0.1 and ticks >= 0.3 * elapsed / 0.01
+    assert elapsed > 0.1 and ticks >= 0.3 * elapsed / TICK_S
 
 
 async def test_any_model_by_path() -> None:

@@ -108,6 +108,16 @@ async def test_get_returns_the_existing_ids_only(store: FactStore) -> None:
     assert found == {"f0": facts[0], "f2": facts[2]}
 
 
+async def test_get_stored_returns_the_vectors_written(store: FactStore) -> None:
+    facts = [make_fact(f"f{i}", text) for i, text in enumerate(["a", "b"])]
+    await store.upsert(A, [stored(facts[0], _unit(0)), stored(facts[1], _unit(90))])
+    found = await store.get_stored(A, ["f1", "missing", "f0"])
+    assert sorted(found) == ["f0", "f1"]
+    assert found["f1"].fact == facts[1] and found["f0"].fact == facts[0]
+    assert list(found["f0"].vector) == pytest.approx(_unit(0), abs=1e-6)
+    assert list(found["f1"].vector) == pytest.approx(_unit(90), abs=1e-6)
+
+
 async def test_fact_written_with_every_field_reads_back_equal(store: FactStore) -> None:
     fact = make_fact(
         "f1",
@@ -343,3 +353,54 @@ async def test_an_unreachable_server_is_unavailable(weaviate_settings: Settings)
     wrong = weaviate_settings.weaviate.model_copy(update={"http_port": 1, "grpc_port": 2})
     with pytest.raises(StoreUnavailable):
         await WeaviateFactStore.open(wrong, StoreSettings())
+
+
+_WORKS = {"relation": "employer", "object_type": "organization"}
+
+
+async def test_search_by_entity_keeps_facts_about_it(store: FactStore) -> None:
+    ana = make_fact("f1", "Ana Silva works for Vela.", subject="Ana Silva", object="Vela", **_WORKS)
+    bo = make_fact("f2", "Bo Lind works for Vela.", subject="Bo Lind", object="Vela", **_WORKS)
+    text_only = make_fact("f3", "Ana Silva lives in Porto.")
+    nameless = make_fact("f4", "it rained all week")
+    await store.upsert(A, [stored(ana), stored(bo), stored(text_only), stored(nameless)])
+    assert sorted(await _search(store)) == ["f1", "f2", "f3", "f4"]
+    assert sorted(await _search(store, entities=["ana silva"])) == ["f1", "f3"]
+    assert sorted(await _search(store, entities=["vela", "porto"])) == ["f1", "f2", "f3"]
+    assert await _search(store, entities=["lind"]) == ["f2"]
+    assert await _search(store, entities=["nobody"]) == []
+    assert await _search(store, entities=[]) == []
+    assert await _search(store, B, entities=["ana silva"]) == []
+
+
+async def test_facts_written_before_the_entity_index_are_keyed_on_first_use(
+    weaviate_settings: Settings, weaviate_client: weaviate.WeaviateClient, store_prefix: str
+) -> None:
+    """Objects as the previous version wrote them (no entity keys) are found by entity."""
+    from weaviate.classes.data import DataObject
+
+    from factstream.store.schema import ENTITY_PROPERTIES, collections_for, fact_properties
+    from factstream.store.schema import fact_uuid as uuid_of
+
+    real = await _open(weaviate_settings, store_prefix)
+    try:
+        await real.upsert(A, [stored(make_fact("f0", "Bo Lind lives in Oslo."))])
+        facts = [make_fact(f"f{i}", f"Ana Silva fact {i}.") for i in (1, 2)]
+        old = weaviate_client.collections.use(collections_for(store_prefix).facts.name)
+        written = old.with_tenant(A).data.insert_many(
+            [
+                DataObject(
+                    properties={
+                        k: v for k, v in fact_properties(f).items() if k not in ENTITY_PROPERTIES
+                    },
+                    vector=[1.0, 0.0, 0.0],
+                    uuid=uuid_of(A, f.fact_id),
+                )
+                for f in facts
+            ]
+        )
+        assert not written.errors
+        assert sorted(await _search(real, entities=["ana silva"])) == ["f1", "f2"]
+        assert await _search(real, entities=["bo lind"]) == ["f0"]
+    finally:
+        await real.close()

@@ -39,11 +39,13 @@ from factstream.prompts.classify_fact import ClassifyFactContext
 from factstream.prompts.classify_facts import ClassifyFactsContext
 from factstream.prompts.extract_facts import ExtractFactsContext
 from factstream.prompts.models import DocumentView, JsonSchema, Message
+from factstream.prompts.plan_hops import PlanHopsContext
 from factstream.prompts.plan_time import PlanTimeContext
 from factstream.prompts.registry import PROMPTS
 from factstream.prompts.render_turn import RenderTurnContext
 from factstream.prompts.rewrite_fact import RewriteFactContext
 from factstream.prompts.structured import OBJECT_TYPES, mentions
+from factstream.prompts.verify_answer import VerifyAnswerContext
 from factstream.services.llama import LlamaServer
 from factstream.services.process import (
     CacheLayout,
@@ -236,6 +238,8 @@ def test_every_json_schema_compiles_to_a_llamacpp_grammar(lm_settings: Settings)
         "answer_choice": AnswerChoiceContext(question="Q?", choices=("a", 'b "quoted"')),
         "answer_free": AnswerFreeContext(question="Q?"),
         "plan_time": PlanTimeContext(question="Who spoke when Smith was mayor?"),
+        "plan_hops": PlanHopsContext(question="Who runs the firm Ana joined?"),
+        "verify_answer": VerifyAnswerContext(question="Q?", answer="A"),
         "render_turn": RenderTurnContext(
             speaker="Ana Silva",
             listener="Ben Okafor",

@@ -53,7 +53,7 @@ def test_status_reports_remote_and_stopped(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_unknown_service_is_rejected() -> None:
-    result = runner.invoke(app, ["services", "status", "--only", "postgres"])
+    result = runner.invoke(app, ["services", "status", "--only", "mysql"])
     assert result.exit_code == 2
     assert "Invalid value" in result.output and "kafka" in result.output
 

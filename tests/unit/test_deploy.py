@@ -172,7 +172,33 @@ def test_compose_mounts_monitoring_into_prometheus_and_grafana(
         for job in scrape["scrape_configs"]
         if "dns_sd_configs" in job
     }
-    assert names == {"factstream-worker": "worker", "factstream-api": "api"}
+    assert names == {
+        "factstream-worker": "worker",
+        "factstream-api": "api",
+        "factstream-mirror": "mirror",
+    }
+
+
+def test_the_mirror_profile_adds_postgres_and_the_mirror(
+    docker_compose: tuple[list[str], dict[str, str]],
+) -> None:
+    argv, env = docker_compose
+    proc = subprocess.run(
+        [*argv, "-f", str(COMPOSE), "--profile", "mirror", "config", "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    services = json.loads(proc.stdout)["services"]
+    assert set(services) == SERVICES | {"postgres", "mirror"}
+    mirror = services["mirror"]
+    assert mirror["command"] == ["mirror", "postgres"]
+    assert mirror["depends_on"]["postgres"]["condition"] == "service_healthy"
+    assert mirror["environment"]["FACTSTREAM_POSTGRES_HOST"] == "postgres"
+    assert mirror["environment"]["FACTSTREAM_MIRROR_METRICS_HOST"] == ALL_INTERFACES
+    assert services["postgres"]["image"].startswith("postgres:")
 
 
 # --- Kubernetes ------------------------------------------------------------------------------

@@ -45,3 +45,23 @@ async def test_calls_wait_the_latency_all_at_once_and_stats_count_them(tmp_path:
     assert json.loads(answers[0].json()["choices"][0]["message"]["content"]) == {
         "facts": ["Ada founded Northwind."]
     }
+
+
+async def test_a_streamed_answer_is_the_same_answer_in_word_chunks(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.json"
+    decisions = Decisions(extract={"Ada": ["Ada founded Northwind."]})
+    rules.write_text(json.dumps(decisions.to_json()))
+    transport = httpx.ASGITransport(app=create_app(rules))
+    async with httpx.AsyncClient(transport=transport, base_url="http://stub") as client:
+        whole = await client.post("/v1/chat/completions", json=_request("doc-1"))
+        streamed = await client.post(
+            "/v1/chat/completions", json={**_request("doc-1"), "stream": True}
+        )
+    assert streamed.headers["content-type"].startswith("text/event-stream")
+    lines = [line.removeprefix("data: ") for line in streamed.text.split("\n\n") if line]
+    assert lines[-1] == "[DONE]"
+    chunks = [json.loads(line) for line in lines[:-1]]
+    pieces = [c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"]]
+    text = whole.json()["choices"][0]["message"]["content"]
+    assert "".join(pieces) == text and len([p for p in pieces if p]) == len(text.split())
+    assert chunks[-1]["usage"] == whole.json()["usage"]

@@ -73,16 +73,35 @@ def conflicting(count: int) -> tuple[list[bytes], Decisions]:
     return [document(i) for i in range(count)], decisions
 
 
+class TextRecorder(HashingEmbedder):
+    """The hashing double, remembering the texts of each call in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    async def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        self.texts += texts
+        return await super().embed_batch(texts)
+
+
 class Run:
     """One partition's worker in process: in-memory store, slow scripted LM, a window."""
 
     def __init__(
-        self, decisions: Decisions, window: int, *, on_changelog: Sequence[FactEdit] = (), **lm: Any
+        self,
+        decisions: Decisions,
+        window: int,
+        *,
+        on_changelog: Sequence[FactEdit] = (),
+        lookahead: int | None = None,
+        **lm: Any,
     ) -> None:
         self.store, self.publisher = InMemoryFactStore(), Publisher()
         self.lm = SlowLM(decisions, 0.01, **lm)
         self.metrics = Metrics.create()
-        clients = Clients(self.metrics, self.store, HashingEmbedder(), self.lm, TaskRunner(self.lm))
+        self.embedder = TextRecorder()
+        clients = Clients(self.metrics, self.store, self.embedder, self.lm, TaskRunner(self.lm))
         editor = EditorSettings(min_similarity=-1.0, window=window)
         self.editor = Editor(clients, self.publisher, editor, Settings().worker)  # type: ignore[arg-type]
         self.reads: list[int] = []
@@ -93,7 +112,9 @@ class Run:
                 yield edit
 
         self.recovered = RecoveredBatches(Settings().kafka, read)
-        self.window: Window[int] = Window(self.editor, self.recovered, window, partition=0)
+        self.window: Window[int] = Window(
+            self.editor, self.recovered, window, partition=0, lookahead=lookahead
+        )
         self.outcomes: list[tuple[int, Outcome]] = []
         self.values: list[bytes | None] = []
 
@@ -131,15 +152,34 @@ async def test_a_window_of_eight_commits_in_order_what_one_at_a_time_commits() -
     )
     assert serial.lm.most <= 2  # one document at a time: its classification and extraction
     assert windowed.lm.most > 2  # several documents' calls at once
-    # Each document decided before the one before it committed missed its mayor.
-    assert windowed.sample("factstream_redecisions_total", reason="added") > 0
-    assert serial.sample("factstream_redecisions_total", reason="added") == 0
+    # Each document decided before the one before it committed missed its mayor: decided
+    # again as soon as a commit changed its candidates, not at its own turn.
+    assert windowed.sample("factstream_redecisions_total", reason="added", at="early") > 0
+    assert serial.metrics.registry.get_sample_value("factstream_redecisions_total") is None
     assert windowed.sample("factstream_redecision_tokens_total", task="classify") > 0
     assert windowed.sample("factstream_redecision_tokens_total", task="extract") == 0
     # A re-decision keeps its extraction: one extraction per document, as one at a time.
     assert windowed.lm.tasks().count("extract_facts") == 16
     assert serial.lm.tasks().count("extract_facts") == 16
     assert windowed.sample("factstream_documents_in_flight", partition="0") == 0
+
+
+async def test_a_short_lookahead_decides_again_less_and_commits_the_same() -> None:
+    values, decisions = conflicting(16)
+    serial, near, every = Run(decisions, 1), Run(decisions, 8, lookahead=1), Run(decisions, 8)
+    for run in (serial, near, every):
+        await run.feed(list(values))
+    assert near.publisher.comparable() == every.publisher.comparable()
+    assert near.publisher.comparable() == serial.publisher.comparable()
+    early = "factstream_redecisions_total"
+    # Only the next document is decided again at once: each document once, not at every
+    # commit before its turn.
+    assert (
+        0
+        < near.sample(early, reason="added", at="early")
+        < every.sample(early, reason="added", at="early")
+    )
+    assert len(near.lm.spans) < len(every.lm.spans)
 
 
 async def test_bad_input_and_invalid_lm_output_are_dead_lettered_in_order() -> None:
@@ -223,3 +263,17 @@ async def test_an_outage_while_reading_the_changelog_is_waited_out(
     await run.feed(list(values))
     assert [o for _, o in run.outcomes] == [Outcome.APPLIED] * 3
     assert failures == [] and run.reads == [0]
+
+
+async def test_documents_are_embedded_ahead_once_each() -> None:
+    values, decisions = conflicting(12)
+    run = Run(decisions, 1)
+    await run.feed(list(values))
+    assert [o for _, o in run.outcomes] == [Outcome.APPLIED] * 12
+    texts = run.embedder.texts
+    documents = [Document.from_bytes(v).text for v in values]
+    assert all(texts.count(text) == 1 for text in documents)  # not again at its turn
+    # Read ahead of the one in flight: every document was embedded before the first
+    # document's facts were (by the materializer, at its commit).
+    first_fact = min(i for i, text in enumerate(texts) if text not in documents)
+    assert max(texts.index(text) for text in documents) < first_fact

@@ -156,3 +156,11 @@ def test_the_embedding_bound_counts_documents_and_every_changed_fact() -> None:
     # The changelog is compared per document as a multiset: partitions interleave.
     assert _signature(changed) == _signature(list(reversed(changed)))
     assert _signature(changed) != _signature(changed[:1])
+
+
+def test_tokens_over_the_serial_run_count_against_the_re_decision_goal() -> None:
+    # The worker counted few re-decision tokens, but the LM served 30% more than serially
+    # (cancelled stale re-decisions): the goal is missed.
+    costly = {**_run(8.0, 0.7, 0.05), "extra_token_share": 0.3}
+    checked = goals({1: _run(1.0, 0.9, 0.0), 16: costly})
+    assert checked["max_redecision_token_share"] == 0.3 and checked["redecision_met"] is False

@@ -2,29 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from fixtures.hits import T, hit
 
 from factstream.knowledge.pipeline import EditPlan, PlannedEdit, bound_problem
-from factstream.store.base import SearchHit
-from factstream.topics.records import DecidedBy, Document, EditOp, Fact, HistoryEntry
+from factstream.topics.records import DecidedBy, Document, EditOp
 
-T = datetime(2024, 1, 1, tzinfo=UTC)
 BY = DecidedBy(model="m", prompt_version="p.v1")
 DOC = Document(id="d", namespace="desk", kind="article", timestamp=T, text="News.")  # type: ignore[arg-type]
-
-
-def hit(fact_id: str) -> SearchHit:
-    entry = HistoryEntry(ts=T, truth=True, document_id="seed", edit_id=f"e-{fact_id}")
-    fact = Fact(
-        fact_id=fact_id,
-        namespace="desk",
-        text=f"Fact {fact_id}.",
-        truth=True,
-        history=[entry],
-        first_seen=T,
-        last_changed=T,
-    )
-    return SearchHit(fact, similarity=0.9, score=0.9)
 
 
 def plan(*edits: tuple[EditOp, str | None], over_limit: bool = False) -> EditPlan:

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from datetime import UTC, datetime
 
 import pytest
 from fixtures.decisions import Decisions
-from fixtures.editing import Harness, doc
+from fixtures.editing import NS, Harness, doc
 from prometheus_client import CollectorRegistry
 
 from factstream.metrics import LMMetrics
 from factstream.tasks.runner import TaskRunner
-from factstream.topics.records import ChangeKind, EditOp
+from factstream.topics.records import ChangeKind, Document, EditOp, Turn
 
 
 def counted(h: Harness) -> tuple[Harness, CollectorRegistry]:
@@ -95,3 +96,41 @@ async def test_with_grounding_off_every_fact_goes_through_uncounted() -> None:
     assert [(e.op, e.text) for e in edits] == [(EditOp.ADD, ungrounded)]
     assert refused(registry, "extract_facts", "ungrounded_entity") == 0
     assert grounded(registry, "extract_facts", "kept") == 0  # nothing checked
+
+
+def _chunk(doc_id: str) -> Document:
+    turns = [
+        Turn(speaker="Ben Okafor", text="Ana! How have you been?"),
+        Turn(speaker="Ana Silva", text="I moved from Porto to Lisbon last month."),
+    ]
+    when = datetime(2023, 1, 5, tzinfo=UTC)
+    return Document(id=doc_id, namespace=NS, kind="conversation", timestamp=when, turns=turns)  # type: ignore[call-arg]
+
+
+async def _rewrite_in_a_chunk(rewritten: str, *, grounding: bool) -> CollectorRegistry:
+    decisions = Decisions(extract={"Porto": ["Ana Silva lives in Porto."]})
+    h, registry = counted(Harness(decisions, grounding=grounding))
+    await h.feed(doc("Ana Silva lives in Porto, where she works.", 1, "d1"))
+    decisions.extract = {}
+    decisions.outdated = {"lives in Porto": rewritten}
+    await h.feed(_chunk("c1-1"))
+    return registry
+
+
+@pytest.mark.parametrize("grounding", [True, False])
+async def test_a_rewrite_in_the_first_person_is_refused_and_not_counted_as_checked(
+    grounding: bool,
+) -> None:
+    # The person check refused it; the grounding check never ran on it (as for an add).
+    registry = await _rewrite_in_a_chunk("I live in Lisbon.", grounding=grounding)
+    assert refused(registry, "rewrite_fact", "unresolved_person") == 1
+    assert grounded(registry, "rewrite_fact", "refused") == 0
+    assert grounded(registry, "rewrite_fact", "kept") == 0
+
+
+async def test_a_rewrite_in_a_chunk_is_counted_only_where_grounding_checked_it() -> None:
+    checked = await _rewrite_in_a_chunk("Ana Silva lives in Lisbon.", grounding=True)
+    assert grounded(checked, "rewrite_fact", "kept") == 1
+    unchecked = await _rewrite_in_a_chunk("Ana Silva lives in Lisbon.", grounding=False)
+    assert grounded(unchecked, "rewrite_fact", "kept") == 0
+    assert unchecked.get_sample_value("factstream_lm_refused_total", {}) is None

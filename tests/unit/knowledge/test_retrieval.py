@@ -9,6 +9,7 @@ from factstream.embed.fake import HashingEmbedder
 from factstream.knowledge.retrieval import (
     Retrieval,
     Where,
+    could_change,
     editor_candidates,
     ranked_candidates,
 )
@@ -85,3 +86,43 @@ async def test_retrieval_time_is_recorded_per_stage() -> None:
     how = Retrieval.from_settings(EditorSettings()).but("sentences", sentences=4)
     await editor_candidates(store, embedder, EVERY, DOC, how, timings)
     assert set(timings) == {"embed", "retrieve"} and all(t > 0 for t in timings.values())
+
+
+NEW = [
+    "The council of the association chose a chair on Monday.",  # close to DOC
+    "Emmert stepped down from the NCAA.",  # names DOC's subject
+    "Bananas are yellow.",  # far from DOC
+    "Oslo has a harbour.",
+]
+
+
+async def test_a_new_fact_that_could_not_change_the_candidates_does_not() -> None:
+    # Whenever could_change says no, retrieving again finds the same candidates.
+    verdicts = []
+    for top_k, floor in [(1, -1.0), (2, 0.2), (5, 0.3)]:
+        how = Retrieval.from_settings(EditorSettings(top_k=top_k, min_similarity=floor))
+        for n, text in enumerate(NEW, start=10):
+            store, embedder = await _store(FACTS)
+            vector = await embedder.embed(DOC)
+            seen = await editor_candidates(store, embedder, EVERY, DOC, how, vector=vector)
+            new = StoredFact(_fact(n, text), await embedder.embed(text))
+            await store.upsert(NS, [new])
+            now = await editor_candidates(store, embedder, EVERY, DOC, how, vector=vector)
+            verdict = could_change(seen, DOC, vector, [new], how)
+            verdicts.append(verdict)
+            if not verdict:
+                assert [h.fact.fact_id for h in now] == [h.fact.fact_id for h in seen]
+            if now != seen:
+                assert verdict
+    assert True in verdicts and False in verdicts  # both ways were tried
+
+
+async def test_a_changed_candidate_could_change_them_and_nothing_changed_cannot() -> None:
+    store, embedder = await _store(FACTS)
+    how = Retrieval.from_settings(EditorSettings(top_k=1, min_similarity=-1.0))
+    vector = await embedder.embed(DOC)
+    seen = await editor_candidates(store, embedder, EVERY, DOC, how, vector=vector)
+    far = StoredFact(seen[0].fact, [0.0] * len(vector))  # even with a vector far from DOC
+    assert could_change(seen, DOC, vector, [far], how)
+    assert not could_change(seen, DOC, vector, [], how)
+    assert could_change(seen, DOC, vector, [far], how.but("hybrid", rank="hybrid"))

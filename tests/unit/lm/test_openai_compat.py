@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx2
@@ -350,3 +350,115 @@ async def test_concurrency_is_limited() -> None:
     await asyncio.gather(*calls)
     await lm.aclose()
     assert peak == 2
+
+
+# -- streaming -----------------------------------------------------------------------------
+
+
+def chunk(content: str | None, finish: str | None = None) -> dict[str, Any]:
+    delta = {"content": content} if content is not None else {}
+    return {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+USAGE = {
+    "id": "c1",
+    "object": "chat.completion.chunk",
+    "created": 0,
+    "model": "m",
+    "choices": [],
+    "usage": {"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12},
+}
+
+
+class Body(httpx2.AsyncByteStream):
+    """SSE lines, then (if ``broken``) a read error instead of the rest."""
+
+    def __init__(self, events: list[dict[str, Any]], *, broken: bool = False) -> None:
+        self.events, self.broken = events, broken
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for event in self.events:
+            yield f"data: {json.dumps(event)}\n\n".encode()
+        if self.broken:
+            raise httpx2.ReadError("connection reset")
+        yield b"data: [DONE]\n\n"
+
+
+def streamed(events: list[dict[str, Any]], *, broken: bool = False) -> httpx2.Response:
+    headers = {"content-type": "text/event-stream"}
+    return httpx2.Response(200, headers=headers, stream=Body(events, broken=broken))
+
+
+PIECES = ['{"a"', ": ", "1}"]
+
+
+async def test_pieces_arrive_in_order_and_make_the_completion() -> None:
+    server = Server()
+    server.chat = [
+        streamed([chunk(p) for p in PIECES] + [chunk(None, "stop"), USAGE]),
+    ]
+    lm, registry = make_lm(server, force=LlamaCppBackend())
+    seen: list[str] = []
+
+    async def sink(text: str) -> None:
+        seen.append(text)
+
+    completion = await lm.stream(request(JsonSchema("x", SCHEMA)), sink)
+    await lm.aclose()
+    assert seen == PIECES
+    assert completion.text == '{"a": 1}' and completion.finish_reason == "stop"
+    assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (9, 3)
+    body = server.bodies()[0]
+    assert body == {
+        **BASE_BODY,
+        "response_format": {"type": "json_object", "schema": SCHEMA},
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    tokens = registry.get_sample_value(
+        "factstream_lm_tokens_total", {"task": "t", "model": "m", "kind": "completion"}
+    )
+    assert tokens == 3
+
+
+async def test_a_failure_before_the_first_piece_is_retried() -> None:
+    server = Server()
+    server.chat = [
+        httpx2.Response(503, json={"error": "busy"}),
+        streamed([chunk(p) for p in PIECES] + [chunk(None, "stop")]),
+    ]
+    lm, _ = make_lm(server, force=LlamaCppBackend())
+    seen: list[str] = []
+
+    async def sink(text: str) -> None:
+        seen.append(text)
+
+    completion = await lm.stream(request(), sink)
+    await lm.aclose()
+    assert completion.text == '{"a": 1}' and seen == PIECES
+    assert len(server.bodies()) == 2
+
+
+async def test_a_stream_broken_after_its_first_piece_is_not_retried() -> None:
+    server = Server()
+    server.chat = [
+        streamed([chunk(PIECES[0])], broken=True),
+        streamed([chunk(p) for p in PIECES] + [chunk(None, "stop")]),
+    ]
+    lm, _ = make_lm(server, force=LlamaCppBackend())
+    seen: list[str] = []
+
+    async def sink(text: str) -> None:
+        seen.append(text)
+
+    with pytest.raises(LMServerError, match="after its first token"):
+        await lm.stream(request(), sink)
+    await lm.aclose()
+    assert seen == [PIECES[0]]  # nothing shown twice
+    assert len(server.bodies()) == 1

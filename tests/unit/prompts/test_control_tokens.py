@@ -13,9 +13,11 @@ from factstream.prompts import (
     classify_fact,
     classify_facts,
     extract_facts,
+    plan_hops,
     plan_time,
     render_turn,
     rewrite_fact,
+    verify_answer,
 )
 from factstream.prompts.models import DocumentView, as_data, defuse_control_tokens
 from factstream.prompts.registry import get_prompt, prompt_ids
@@ -56,6 +58,10 @@ def _contexts(text: str) -> dict[str, Any]:
         "answer_choice": answer.AnswerChoiceContext(question=text, choices=facts, facts=shown),
         "answer_free": answer.AnswerFreeContext(question=text, facts=shown),
         "plan_time": plan_time.PlanTimeContext(question=text),
+        "plan_hops": plan_hops.PlanHopsContext(question=text),
+        "verify_answer": verify_answer.VerifyAnswerContext(
+            question=text, answer=text, facts=(answer.FactWithHistory(text=text),)
+        ),
         "render_turn": render_turn.RenderTurnContext(
             speaker=text, listener=text, turn=text, facts=facts, keep=facts
         ),

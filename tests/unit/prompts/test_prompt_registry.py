@@ -12,9 +12,11 @@ from factstream.prompts import (
     classify_fact,
     classify_facts,
     extract_facts,
+    plan_hops,
     plan_time,
     render_turn,
     rewrite_fact,
+    verify_answer,
 )
 from factstream.prompts.models import Choice, ConstraintBroken, DocumentView, JsonSchema, as_data
 from factstream.prompts.registry import UnknownPrompt, get_prompt, prompt_ids, typed_prompt
@@ -39,6 +41,8 @@ CONTEXTS: dict[str, Any] = {
     ),
     "answer_free": answer.AnswerFreeContext(question="Who speaks?"),
     "plan_time": plan_time.PlanTimeContext(question="Who spoke when Smith was mayor?"),
+    "plan_hops": plan_hops.PlanHopsContext(question="Who runs the firm Ana joined?"),
+    "verify_answer": verify_answer.VerifyAnswerContext(question="Q?", answer="A"),
     "render_turn": render_turn.RenderTurnContext(
         speaker="Ana Lima", listener="Ben Okafor", turn=INJECTION, keep=("Lisbon",)
     ),
@@ -58,10 +62,12 @@ def test_registry_lists_every_task_version() -> None:
         "extract_facts.v1",
         "extract_facts.v2",
         "extract_facts.v3",
+        "plan_hops.v1",
         "plan_time.v1",
         "render_turn.v1",
         "rewrite_fact.v1",
         "rewrite_fact.v2",
+        "verify_answer.v1",
     ]
     with pytest.raises(UnknownPrompt):
         get_prompt("classify_facts.v9")

@@ -147,3 +147,40 @@ async def test_cache_can_be_switched_off_per_call(tmp_path: Path) -> None:
     await classify_facts_batched(runner, DOC, FACTS, prompt=V1, use_cache=False)
     assert len(inner.requests) == 2
     await lm.aclose()
+
+
+async def test_streamed_answers_come_piece_by_piece_with_their_attempt() -> None:
+    bad, good = '{"reasoning": "r", "answer": "Paris"}', '{"reasoning": "r", "answer": "Oslo"}'
+    lm = ScriptedLM([bad, good])
+    pieces: list[tuple[int, str]] = []
+
+    async def sink(attempt: int, text: str) -> None:
+        pieces.append((attempt, text))
+
+    facts = [FactWithHistory(text="The capital is Oslo.")]
+    result = await answer_choice(
+        TaskRunner(lm), "Capital?", ["Oslo", "Bergen"], facts, on_token=sink
+    )
+    assert result.value.answer == "Oslo" and result.attempts == 2
+    assert "".join(text for attempt, text in pieces if attempt == 1) == bad
+    assert "".join(text for attempt, text in pieces if attempt == 2) == good
+    assert len(pieces) > 2  # word by word, not one piece per answer
+
+
+async def test_a_cached_answer_streams_as_one_piece(tmp_path: Path) -> None:
+    reply = '{"reasoning": "r", "answer": "Oslo"}'
+    lm = CachingLM(ScriptedLM([reply]), SQLiteLMCache(tmp_path / "c.sqlite"))
+    runs: list[list[tuple[int, str]]] = [[], []]
+    facts = [FactWithHistory(text="The capital is Oslo.")]
+    for seen in runs:
+
+        async def sink(attempt: int, text: str, seen: list[tuple[int, str]] = seen) -> None:
+            seen.append((attempt, text))
+
+        result = await answer_choice(
+            TaskRunner(lm), "Capital?", ["Oslo", "Bergen"], facts, on_token=sink
+        )
+        assert result.value.answer == "Oslo"
+    await lm.aclose()
+    assert "".join(text for _, text in runs[0]) == reply and len(runs[0]) > 1  # the LM
+    assert runs[1] == [(1, reply)]  # the cache

@@ -141,7 +141,7 @@ def test_services_listen_where_clients_look(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_unknown_service_name() -> None:
     with pytest.raises(ValueError, match="unknown service"):
-        build_services(Settings(), ["postgres"])
+        build_services(Settings(), ["mysql"])
 
 
 def test_up_reports_each_start_then_the_reuse(echo: EchoService) -> None:

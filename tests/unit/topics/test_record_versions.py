@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from factstream.topics.records import (
     Answer,
+    AnswerHop,
     ChangeKind,
     Document,
     EditOp,
@@ -82,8 +83,8 @@ def test_the_shipped_schemas_accept_version_1_bytes() -> None:
 
 def test_changed_records_write_the_latest_version_and_read_every_one() -> None:
     assert accepted_versions(FactEdit) == (1, 2, 3)
-    assert accepted_versions(Question) == (1, 2)
-    assert accepted_versions(Answer) == (1, 2, 3)
+    assert accepted_versions(Question) == (1, 2, 3)
+    assert accepted_versions(Answer) == (1, 2, 3, 4)
     assert accepted_versions(Document) == (1, 2)
     assert accepted_versions(Fact) == (1, 2)
     assert FactEdit.model_validate(_edit()).schema_version == 3
@@ -182,7 +183,7 @@ def test_answers_of_every_version_read_and_version_3_says_where_its_time_came_fr
     assert orjson.loads(v2.to_bytes()) == orjson.loads(V2_ANSWER)
     plan = TimePlanNote(outcome="anchored", scope="during", event="Smith was mayor")
     v3 = Answer(question_id="q", namespace="desk", valid_time_source="plan", time_plan=plan)
-    assert v3.schema_version == 3 and v3.valid_time_source is ValidTimeSource.PLAN
+    assert v3.schema_version == 4 and v3.valid_time_source is ValidTimeSource.PLAN
     assert Answer.from_bytes(v3.to_bytes()) == v3
     jsonschema.validate(orjson.loads(v3.to_bytes()), json_schema(Answer))
     base = orjson.loads(V2_ANSWER)
@@ -190,3 +191,28 @@ def test_answers_of_every_version_read_and_version_3_says_where_its_time_came_fr
         Answer.model_validate({**base, "valid_time_source": "question"})
     with pytest.raises(ValidationError, match="schema version 2"):
         Answer.model_validate({**base, "schema_version": 1})
+
+
+def test_answers_of_version_4_carry_mode_hops_rounds_and_confidence() -> None:
+    hop = AnswerHop(
+        question="What is the employer of Ana?",
+        entity="Ana",
+        relation="employer",
+        facts=[],
+        answer="Vela",
+        seconds=0.01,
+        pruned=2,
+    )
+    v4 = Answer(
+        question_id="q", namespace="desk", mode="multi_hop", hops=[hop], rounds=2, confidence=0.0
+    )
+    assert Answer.from_bytes(v4.to_bytes()) == v4
+    jsonschema.validate(orjson.loads(v4.to_bytes()), json_schema(Answer))
+    base = orjson.loads(V2_ANSWER)
+    for field, value in (("mode", "single"), ("rounds", 1), ("confidence", 1.0)):
+        with pytest.raises(ValidationError, match="schema version 4"):
+            Answer.model_validate({**base, "schema_version": 3, field: value})
+    question = orjson.loads(V1_QUESTION)
+    assert Question.model_validate({**question, "schema_version": 3, "mode": "auto"}).mode == "auto"
+    with pytest.raises(ValidationError, match="schema version 3"):
+        Question.model_validate({**question, "schema_version": 2, "mode": "auto"})

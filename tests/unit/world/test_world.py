@@ -152,6 +152,23 @@ def test_every_answer_follows_from_the_triples(tmp_path_factory: Any, config: Wo
             assert (
                 _follow(triples, q["subject"], q["relation"].split(" / "), when) == answer["answer"]
             )
+            _check_chain(triples, q, answer, when)
+
+
+def _check_chain(
+    triples: list[dict[str, Any]], q: dict[str, Any], answer: dict[str, Any], when: datetime
+) -> None:
+    """The gold decomposition: one stated triple per hop, linked, valid when the answer is."""
+    chain = answer["chain"]
+    assert [hop["relation"] for hop in chain] == q["relation"].split(" / ")
+    assert chain[0]["subject"] == q["subject"] and chain[-1]["object"] == answer["answer"]
+    for first, then in zip(chain, chain[1:], strict=False):
+        assert first["object"] == then["subject"]
+    for hop in chain:
+        stated = [t for t in triples if {k: t[k] for k in hop} == hop]
+        assert len(stated) == 1
+        assert _time(stated[0]["valid_from"]) <= when
+        assert stated[0]["valid_to"] is None or when < _time(stated[0]["valid_to"])
 
 
 def test_a_world_reads_like_clark_news(tmp_path: Path) -> None:

@@ -1,0 +1,1 @@
+"""The web console (``/ui`` of ``factstream api``): pages, fragments, the timeline, assets."""

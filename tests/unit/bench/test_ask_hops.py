@@ -1,0 +1,16 @@
+"""The ask benchmark's 2-hop questions: names of the pool, planned by the rules."""
+
+from __future__ import annotations
+
+from bench.ask import hop_questions
+from factstream.knowledge.hop_rules import plan_by_rules
+
+
+def test_hop_questions_name_the_pools_people_and_plan_into_two_hops() -> None:
+    sentences = ["Mike Lawler won the seat.", "Ana Silva moved to Lisbon.", "it rained"]
+    asked = hop_questions(sentences, 5)
+    assert len(asked) == 5 and asked[0] != asked[1] and asked[0] == asked[2]
+    plans = [plan_by_rules(q) for q in asked]
+    assert [p.anchor for p in plans if p] == ["Mike Lawler", "Ana Silva"] * 2 + ["Mike Lawler"]
+    assert all(p is not None and p.hops == 2 for p in plans)
+    assert hop_questions(["no names here"], 3) == []

@@ -1,0 +1,83 @@
+"""Which embedding runtime and device the settings pick, and the ONNX export's cache key
+(no model is loaded or exported here)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from factstream.config import EmbedSettings
+from factstream.embed import child, factory
+from factstream.embed.factory import choose_runtime
+from factstream.embed.onnx_embedder import onnx_unsupported
+from factstream.embed.onnx_export import cached_onnx_path, model_digest, onnx_dir
+from factstream.embed.st_embedder import bundled_model_path
+from factstream.errors import EmbedError
+
+
+def _cls_pooling_copy(tmp_path: Path) -> Path:
+    folder = tmp_path / "cls-model"
+    shutil.copytree(bundled_model_path(), folder, ignore=shutil.ignore_patterns("*.safetensors"))
+    pooling = folder / "1_Pooling" / "config.json"
+    config = json.loads(pooling.read_text())
+    config.update(pooling_mode_mean_tokens=False, pooling_mode_cls_token=True)
+    pooling.write_text(json.dumps(config))
+    return folder
+
+
+def test_the_bundled_model_is_one_onnx_computes() -> None:
+    assert onnx_unsupported(bundled_model_path()) is None
+
+
+def test_other_pooling_or_no_folder_is_not(tmp_path: Path) -> None:
+    reason = onnx_unsupported(_cls_pooling_copy(tmp_path))
+    assert reason is not None and "mean" in reason
+    reason = onnx_unsupported(Path("BAAI/bge-small-en-v1.5"))
+    assert reason is not None and "not a sentence-transformers folder" in reason
+
+
+def test_auto_on_a_cpu_runs_onnx_for_mean_pooling_else_torch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(child, "_gpu_device_nodes", lambda: False)
+    assert choose_runtime(EmbedSettings()) == ("onnx", "cpu")
+    other = EmbedSettings(model=str(_cls_pooling_copy(tmp_path)))
+    assert choose_runtime(other) == ("torch", "cpu")
+    assert choose_runtime(EmbedSettings(runtime="torch")) == ("torch", "cpu")
+
+
+def test_auto_on_a_gpu_runs_torch_there(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(factory, "resolve_device", lambda device: "cuda")
+    assert choose_runtime(EmbedSettings()) == ("torch", "cuda")
+    # onnx asked for by name still runs, on the CPU, when the device was left to auto ...
+    assert choose_runtime(EmbedSettings(runtime="onnx")) == ("onnx", "cpu")
+    # ... but not on a device named for it.
+    with pytest.raises(EmbedError, match="CPU only"):
+        choose_runtime(EmbedSettings(runtime="onnx", device="cuda"))
+
+
+def test_devices_resolve(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert child.resolve_device("cuda:1") == "cuda:1"
+    assert child.resolve_device("cpu") == "cpu"
+    monkeypatch.setattr(child, "_gpu_device_nodes", lambda: False)
+    assert child.resolve_device("auto") == "cpu"
+
+
+def test_the_export_is_keyed_by_the_model_files(tmp_path: Path) -> None:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"hidden_size": 384}')
+    (folder / "model.safetensors").write_bytes(b"weights")
+    first = model_digest(folder)
+    exports = onnx_dir(EmbedSettings(), tmp_path / "cache")
+    assert exports == tmp_path / "cache" / "onnx"
+    assert onnx_dir(EmbedSettings(onnx_dir=tmp_path / "baked"), tmp_path) == tmp_path / "baked"
+    assert cached_onnx_path(exports, folder) == exports / first[:16] / "model.onnx"
+    (folder / "model.safetensors").write_bytes(b"other weights")
+    assert model_digest(folder) != first
+    second = model_digest(folder)
+    (folder / "README.md").write_text("not part of the graph")
+    assert model_digest(folder) == second

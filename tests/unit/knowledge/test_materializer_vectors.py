@@ -1,0 +1,73 @@
+"""The materializer embeds only facts whose text changed; the others keep their vectors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from fixtures import bitemporal
+
+from factstream.embed.base import Vector
+from factstream.embed.fake import HashingEmbedder
+from factstream.knowledge.materializer import Materializer
+from factstream.store.memory import InMemoryFactStore
+from factstream.topics.records import EditOp, FactEdit, fact_id_for
+
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+class TextRecorder(HashingEmbedder):
+    """The hashing double, remembering every text it was asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    async def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
+        self.texts += texts
+        return await super().embed_batch(texts)
+
+
+def edit(
+    doc: str, pos: int, size: int, op: EditOp, text: str, fact: str = "", **extra: str
+) -> FactEdit:
+    when = T0.replace(day=int(doc[-1]))
+    if op is EditOp.INVALIDATE:  # the shared builder makes true edits only
+        made = bitemporal.edit(doc, pos, size, EditOp.REINFORCE, text, when, fact=fact)
+        return made.model_copy(update={"op": op, "truth": False})
+    return bitemporal.edit(doc, pos, size, op, text, when, fact=fact, **extra)
+
+
+async def test_only_changed_texts_are_embedded_again() -> None:
+    store, embedder = InMemoryFactStore(), TextRecorder()
+    materializer = Materializer(store, embedder)
+    queen = "The Queen lives at Buckingham Palace."
+    mayor = "Sadiq Khan is Mayor of London."
+    added = [edit("d1", 0, 2, EditOp.ADD, queen), edit("d1", 1, 2, EditOp.ADD, mayor)]
+    await materializer.apply(added)
+    assert embedder.texts == [queen, mayor]
+    first = await store.get_stored("desk", [e.fact_id for e in added])
+
+    # d2 invalidates the queen fact (its text stays) and rewrites the mayor fact.
+    king = "The King lives at Buckingham Palace."
+    rewrite = edit(
+        "d2",
+        1,
+        2,
+        EditOp.REWRITE,
+        king,
+        fact=fact_id_for("desk", "d2", 1),
+        replaces=added[1].fact_id,
+        previous_text=mayor,
+    )
+    outcome = await materializer.apply(
+        [edit("d2", 0, 2, EditOp.INVALIDATE, queen, fact=added[0].fact_id), rewrite]
+    )
+    assert len(outcome.changed) == 3  # the invalidated, the rewritten and its replacement
+    assert embedder.texts == [queen, mayor, king]  # only the new text was embedded
+    after = await store.get_stored("desk", [added[0].fact_id, added[1].fact_id, rewrite.fact_id])
+    assert after[added[0].fact_id].fact.truth is False
+    assert after[added[0].fact_id].vector == first[added[0].fact_id].vector
+    assert after[added[1].fact_id].vector == first[added[1].fact_id].vector
+    assert list(after[rewrite.fact_id].vector) == embedder.vector(king)
+    assert list(after[rewrite.fact_id].vector) != list(after[added[1].fact_id].vector)
