@@ -212,10 +212,10 @@ class EmbedSettings(BaseSettings):
     question_threads: int = Field(
         2,
         ge=0,
-        description="ONNX Runtime threads for a call of one text (a question on the ask "
-        "path), in a session of its own when it differs from FACTSTREAM_EMBED_THREADS (which "
-        "batches use); 0: one per core. A question waits for its vector; a batch keeps a "
-        "core busy by itself.",
+        description="ONNX Runtime threads for a question (the ask path embeds one text), in "
+        "a session of its own when it differs from FACTSTREAM_EMBED_THREADS; the editor's "
+        "texts (documents, facts) always go in batches at FACTSTREAM_EMBED_THREADS. 0: one "
+        "per core.",
     )
     onnx_dir: Path | None = Field(
         None,
@@ -488,7 +488,11 @@ class ApiSettings(BaseSettings):
         "or auto (multi_hop when the question plans into two hops or more).",
     )
     max_hops: int = Field(
-        3, ge=1, le=5, description="Most hops a multi-hop answer follows (a longer plan is cut)."
+        3,
+        ge=1,
+        le=5,
+        description="Most hops a multi-hop answer follows; a longer plan is not followed "
+        "(one retrieval answers).",
     )
     hop_top_k: int = Field(
         3, ge=1, le=20, description="Facts kept per hop of a multi-hop answer (after ranking)."

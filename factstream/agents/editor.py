@@ -139,6 +139,10 @@ class Editor:
             return
         self._ahead.start(doc)
 
+    def commits(self, namespace: str) -> int:
+        """Commits of ``namespace`` begun or done (what a decision's ``base`` counts)."""
+        return self._commits[namespace]
+
     def key(self, record: InputRecord) -> tuple[str, str] | None:
         """The record's (namespace, document id); None for bad input."""
         try:

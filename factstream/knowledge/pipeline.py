@@ -429,7 +429,9 @@ async def _judge(
         if plan.vector is None:
             with timed(plan.timings, "embed"):
                 early = await ctx.ahead.take(doc) if ctx.ahead is not None else None
-                plan.vector = early if early is not None else await ctx.embedder.embed(doc.text)
+                if early is None:  # a batch call (embed() is the ask path's, for questions)
+                    early = (await ctx.embedder.embed_batch([doc.text]))[0]
+                plan.vector = early
         retrieved = await retrieve(doc, ctx, plan.timings, plan.vector)
     hits = plan.retrieved = retrieved
     # The audit trail of the blast radius: the only facts this document may edit.
