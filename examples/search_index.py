@@ -111,8 +111,8 @@ async def update_index(
     """Bring ``index`` up to the changelog's end (and keep it there with ``follow``)."""
     applied = 0
     assembler = BatchAssembler()  # a fact's edits are ordered; a namespace's come in batches
-    async with ChangelogConsumer(
-        kafka, offsets=index.offsets(), namespaces=namespaces
+    async with ChangelogConsumer(  # whole batches de-duplicate; ids alone would split them
+        kafka, offsets=index.offsets(), namespaces=namespaces, dedupe_window=0
     ) as changelog:
         ends = await changelog.end_offsets()
         while follow or not await changelog.caught_up(ends):

@@ -212,10 +212,10 @@ class EmbedSettings(BaseSettings):
     question_threads: int = Field(
         2,
         ge=0,
-        description="ONNX Runtime threads for a call of one text (a question on the ask "
-        "path), in a session of its own when it differs from FACTSTREAM_EMBED_THREADS (which "
-        "batches use); 0: one per core. A question waits for its vector; a batch keeps a "
-        "core busy by itself.",
+        description="ONNX Runtime threads for a question (the ask path embeds one text), in "
+        "a session of its own when it differs from FACTSTREAM_EMBED_THREADS; the editor's "
+        "texts (documents, facts) always go in batches at FACTSTREAM_EMBED_THREADS. 0: one "
+        "per core.",
     )
     onnx_dir: Path | None = Field(
         None,
@@ -342,11 +342,47 @@ class EditorSettings(BaseSettings):
         "facts pass the similarity floor.",
     )
     retrieval_object_lift: float = Field(
-        0.0, ge=0.0, le=2.0, description="Added to the score of facts whose object it names."
+        0.1,
+        ge=0.0,
+        le=2.0,
+        description="Added to the score of facts whose object it names in full.",
     )
     retrieval_short_names: bool = Field(
         True,
         description="A surname or an acronym names an entity too (Emmert, NCAA).",
+    )
+    retrieval_title: bool = Field(
+        True,
+        description="Also query with the document's title (without one, the words of its "
+        "source URL's last segment); the names in it count as named.",
+    )
+    retrieval_relation_lift: float = Field(
+        0.3,
+        ge=0.0,
+        le=2.0,
+        description="Added to the score of facts whose relation the document spells out "
+        "(head of state).",
+    )
+    retrieval_older_drop: float = Field(
+        0.2,
+        ge=0.0,
+        le=2.0,
+        description="Taken off the score of a fact when a newer fact of the same subject and "
+        "relation is a candidate too (the newer one is what a document supersedes next).",
+    )
+    retrieval_subject_cap: int = Field(
+        5,
+        ge=0,
+        le=100,
+        description="A subject's candidates past this many rank after every other subject's "
+        "(0: no cap), so that one entity's many facts do not fill top_k.",
+    )
+    retrieval_floor_margin: float = Field(
+        0.0,
+        ge=0.0,
+        le=2.0,
+        description="An adaptive floor: facts the document does not name also need a cosine "
+        "within this of the best candidate's (0: the fixed floor alone).",
     )
 
     @field_validator(
@@ -566,6 +602,9 @@ class MirrorSettings(BaseSettings):
     poll_s: float = Field(1.0, gt=0, description="Seconds one poll of the changelog waits.")
     max_round_records: int = Field(
         5000, ge=1, description="Records read per poll while catching up to a round's end."
+    )
+    max_transaction_batches: int = Field(
+        1000, ge=1, description="Document batches written per PostgreSQL transaction at most."
     )
     metrics_port: int = Field(
         9467, ge=0, le=65535, description="Port of the mirror's Prometheus /metrics; 0: off."

@@ -2,16 +2,17 @@
 
     from factstream.consumer import ChangelogConsumer
 
-    async with ChangelogConsumer(settings.kafka, group_id="search-index") as changelog:
+    async with ChangelogConsumer(settings.kafka, group_id="audit") as changelog:
         async for entry in changelog.follow():
             if entry.edit is not None:
-                ...  # apply it
-            await changelog.commit()  # at least once: after applying
+                ...  # one fact's edits come in order; for state across facts, see below
+            await changelog.commit()  # at least once: after handling
 
 ``ChangelogConsumer`` (``reader.py``) reads read_committed, resumes from stored or group
 offsets, drops repeated edit ids; ``ChangelogEntry`` (``entries.py``) holds a ``FactEdit``,
 a ``Tombstone``, an ``UnknownVersion`` (a newer schema) or a ``Malformed`` record;
-``BatchAssembler`` (``batches.py``) turns entries into whole document batches in input order.
+``BatchAssembler`` (``batches.py``) turns entries into whole document batches in input order:
+what a consumer that keeps state across facts applies (docs/consuming.md has the loop).
 """
 
 from factstream.consumer.batches import BatchAssembler, input_position

@@ -4,7 +4,9 @@ A document's edits go out in one transaction, keyed by fact id, so they spread o
 changelog's partitions and arrive interleaved with other batches. ``BatchAssembler`` holds
 a batch's edits until it is whole, then hands batches out sorted by their input position
 (a namespace's documents come from one input partition, in order), holding a whole batch
-back while an earlier document of its input partition is still incomplete.
+back while an earlier document of its input partition is still incomplete. Feed it from a
+``ChangelogConsumer`` with ``dedupe_window=0``: a document's second batch shares edit ids
+with its first, and with some dropped it would never be whole.
 """
 
 from __future__ import annotations
@@ -49,8 +51,9 @@ class BatchAssembler:
         pending.edits.setdefault(edit.batch.position, edit)  # a copy changes nothing
         pending.at.append((entry.partition, entry.offset))
 
-    def ready(self) -> list[list[FactEdit]]:
-        """The whole batches that may go now, in input order; they leave the assembler."""
+    def ready(self, limit: int | None = None) -> list[list[FactEdit]]:
+        """The whole batches that may go now, in input order (at most ``limit``, the first
+        ones); they leave the assembler, the rest stay for the next call."""
         first_open: dict[tuple[str, int], int] = {}
         for pending in self._pending.values():
             if not pending.whole:
@@ -67,7 +70,7 @@ class BatchAssembler:
                 out.append((where, pending.edits[0].created_at, batch_id))
         out.sort()  # of two batches for one document, the one created first goes first
         batches = []
-        for _, _, batch_id in out:
+        for _, _, batch_id in out[:limit]:
             pending = self._pending.pop(batch_id)
             batches.append([pending.edits[i] for i in range(pending.size)])
         return batches

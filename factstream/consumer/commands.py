@@ -44,7 +44,7 @@ def tail(
         bool, typer.Option("--json", help="One JSON record per line (the wire record).")
     ] = False,
 ) -> None:
-    """Print edits, oldest first per partition. Without --from-beginning or --since: from the
+    """Print edits in the order written. Without --from-beginning or --since: from the
     beginning, or with --follow only new ones. Without --follow it stops at the end."""
     from factstream.consumer.reader import ChangelogConsumer, Start
     from factstream.consumer.tail import entry_json, entry_line
@@ -60,11 +60,13 @@ def tail(
         async with ChangelogConsumer(
             settings.kafka, start=start, namespaces=namespace, ops=op, dedupe_window=0
         ) as changelog:
-            entries = changelog.follow() if follow else changelog.read_to_end()
-            async for entry in entries:
-                sys.stdout.write(show(entry) + "\n")
+            async for entries in changelog.polls(to_end=not follow):
+                # Partitions arrive one after another: each poll's edits by when they were
+                # written (a partition's order is kept: its times never go back).
+                for entry in sorted(entries, key=lambda e: (e.timestamp, e.partition, e.offset)):
+                    sys.stdout.write(show(entry) + "\n")
+                shown += len(entries)
                 sys.stdout.flush()
-                shown += 1
         return shown
 
     try:

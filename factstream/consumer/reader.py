@@ -205,16 +205,27 @@ class ChangelogConsumer:
                 return False
         return True
 
-    async def read_to_end(self, timeout_s: float = 1.0) -> AsyncIterator[ChangelogEntry]:
-        """Every entry up to the end as it is once the transactions open now have ended."""
+    async def polls(
+        self, *, to_end: bool, timeout_s: float = 1.0
+    ) -> AsyncIterator[list[ChangelogEntry]]:
+        """The entries poll by poll: up to the end as it is once the transactions open now
+        have ended (``to_end``), or without end."""
+        if not to_end:
+            while True:
+                yield await self.poll(timeout_s)
         settled = await settled_ends(self.kafka, self._consumer, self._parts)
         ends = {tp.partition: offset for tp, offset in settled.items()}
         while not await self.caught_up(ends):
-            for entry in await self.poll(timeout_s):
+            yield await self.poll(timeout_s)
+
+    async def read_to_end(self, timeout_s: float = 1.0) -> AsyncIterator[ChangelogEntry]:
+        """Every entry up to the end as it is once the transactions open now have ended."""
+        async for entries in self.polls(to_end=True, timeout_s=timeout_s):
+            for entry in entries:
                 yield entry
 
     async def follow(self, timeout_s: float = 1.0) -> AsyncIterator[ChangelogEntry]:
         """Every entry, waiting for new ones without end."""
-        while True:
-            for entry in await self.poll(timeout_s):
+        async for entries in self.polls(to_end=False, timeout_s=timeout_s):
+            for entry in entries:
                 yield entry

@@ -56,8 +56,12 @@ class BatchedEmbedder:
 
     async def _encode_call(self, texts: list[str]) -> list[Vector]:
         array, seconds = await self._compute(texts)
+        return self._counted(array, seconds)
+
+    def _counted(self, array: np.ndarray[Any, Any], seconds: float) -> list[Vector]:
+        """The rows of ``array`` as vectors, counted in the metrics with the model's time."""
         if self._metrics is not None:
-            self._metrics.texts.labels(self.name).inc(len(texts))
+            self._metrics.texts.labels(self.name).inc(len(array))
             self._metrics.latency.labels(self.name).observe(seconds)
         vectors: list[Vector] = array.tolist()
         return vectors

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from factstream.config import EmbedSettings
+from factstream.embed.base import Vector
 from factstream.embed.batched import BatchedEmbedder
 from factstream.embed.child import length_groups, resolve_model
 from factstream.embed.onnx_export import INPUTS, OUTPUT, ensure_onnx, onnx_dir
@@ -101,8 +102,8 @@ class OnnxEmbedder(BatchedEmbedder):
 
     Build it with ``await OnnxEmbedder.load(settings, cache_dir)``: exports the model into
     ``cache_dir`` if it is not there yet, then opens the sessions: one for batches
-    (``threads``) and, if its thread count differs, one for calls of a single text
-    (``question_threads``): a question waits for its vector, a batch fills a core by itself.
+    (``threads``) and, if its thread count differs, one for ``embed`` of a single text, a
+    question (``question_threads``): a question waits for its vector, a batch fills a core.
     """
 
     def __init__(
@@ -160,12 +161,23 @@ class OnnxEmbedder(BatchedEmbedder):
             raise EmbedError(f"cannot load the ONNX model {path}: {exc}") from exc
         return cls(settings, (batches, single), tokenizer, metrics)
 
+    async def embed(self, text: str) -> Vector:
+        """One text, a question: on the one-text session (``question_threads``), not merged
+        into a batch. Batches (``embed_batch``, a document's or facts' texts) never use it:
+        its extra threads spin between operators, worth it for a question that waits."""
+        loop = asyncio.get_running_loop()
+        array, seconds = await loop.run_in_executor(self._thread, self.encode, [text], self._single)
+        return self._counted(array, seconds)[0]
+
     async def _compute(self, texts: list[str]) -> tuple[np.ndarray[Any, Any], float]:
         return await asyncio.get_running_loop().run_in_executor(self._thread, self.encode, texts)
 
-    def encode(self, texts: list[str]) -> tuple[np.ndarray[Any, Any], float]:
+    def encode(
+        self, texts: list[str], session: ort.InferenceSession | None = None
+    ) -> tuple[np.ndarray[Any, Any], float]:
         """Normalised float32 vectors of ``texts`` in order, and the seconds it took
-        (synchronous: the async methods run it on the embedder's thread)."""
+        (synchronous: the async methods run it on the embedder's thread); on the batch
+        session unless another is given."""
         import numpy as np  # noqa: PLC0415
 
         started, cpu = time.perf_counter(), time.thread_time()
@@ -173,7 +185,7 @@ class OnnxEmbedder(BatchedEmbedder):
         lengths = [len(e.ids) for e in encodings]
         out = np.empty((len(texts), self._dim), dtype=np.float32)
         batch_size = self._settings.batch_size
-        session = self._single if len(texts) == 1 else self._session
+        session = session or self._session
         for group in length_groups(lengths, batch_size, call_cost=_CALL_COST_TOKENS):
             width = max(lengths[i] for i in group)
             ids = np.full((len(group), width), self._pad_id, dtype=np.int64)

@@ -41,6 +41,7 @@ from factstream.config import EditorSettings
 from factstream.embed.base import Embedder, Vector
 from factstream.knowledge.ahead import DocumentVectors
 from factstream.knowledge.grounding import Refusal, check_grounded
+from factstream.knowledge.names import document_title
 from factstream.knowledge.passages import passages
 from factstream.knowledge.persons import said_by, unresolved_person
 from factstream.knowledge.retrieval import Retrieval, Where, editor_candidates
@@ -220,8 +221,9 @@ async def retrieve(
     # Facts that still hold at the event time or later; ended ones are history.
     where = Where(doc.namespace, doc.timestamp, ValidInterval(doc.timestamp, None))
     how = Retrieval.from_settings(ctx.settings)
+    title = document_title(doc.title, doc.source)
     return await editor_candidates(
-        ctx.store, ctx.embedder, where, doc.text, how, timings, vector=vector
+        ctx.store, ctx.embedder, where, doc.text, how, timings, vector=vector, title=title
     )
 
 
@@ -427,7 +429,9 @@ async def _judge(
         if plan.vector is None:
             with timed(plan.timings, "embed"):
                 early = await ctx.ahead.take(doc) if ctx.ahead is not None else None
-                plan.vector = early if early is not None else await ctx.embedder.embed(doc.text)
+                if early is None:  # a batch call (embed() is the ask path's, for questions)
+                    early = (await ctx.embedder.embed_batch([doc.text]))[0]
+                plan.vector = early
         retrieved = await retrieve(doc, ctx, plan.timings, plan.vector)
     hits = plan.retrieved = retrieved
     # The audit trail of the blast radius: the only facts this document may edit.

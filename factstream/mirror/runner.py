@@ -1,8 +1,9 @@
-"""The mirror's loop: read the changelog in rounds, write each round in one transaction.
+"""The mirror's loop: read the changelog in rounds, write them in short transactions.
 
 A round reads every partition up to its read_committed end as the round began (so a
 document batch committed before then is whole, wherever its edits landed), hands the whole
-batches to the database in their documents' input order, and stores next offsets that stop
+batches to the database in their documents' input order (in transactions of at most
+``FACTSTREAM_MIRROR_MAX_TRANSACTION_BATCHES``), and stores next offsets that stop
 before any edit of a batch still incomplete: a restart reads those again (and passes over
 the records between there and where it had read that are in the tables already). Records of an
 unknown schema version or unreadable ones go to the ``dead_letters`` table with the reason;
@@ -80,6 +81,27 @@ async def _read_round(
     return entries
 
 
+async def _report(
+    result: RoundResult,
+    changelog: ChangelogConsumer,
+    report: MirrorReport,
+    metrics: MirrorMetrics | None,
+    on_round: Callable[[RoundResult, int], None] | None,
+) -> None:
+    report.add(result)
+    lag = await changelog.lag()
+    if metrics is not None:
+        metrics.rounds.inc()
+        metrics.edits.inc(result.edits)
+        metrics.batches.labels("applied").inc(result.batches)
+        metrics.batches.labels("duplicate").inc(result.duplicates)
+        for kind, count in result.dead_by_kind.items():
+            metrics.dead_letters.labels(kind).inc(count)
+        metrics.lag.set(lag)
+    if on_round is not None:
+        on_round(result, lag)
+
+
 async def _unread(
     store: MirrorStore, read_to: dict[int, int], entries: list[ChangelogEntry]
 ) -> list[ChangelogEntry]:
@@ -141,32 +163,24 @@ async def run_mirror(
                         where.setdefault(entry.edit.edit_id, (entry.partition, entry.offset))
                     elif (letter := _dead(entry)) is not None:
                         dead.append(letter)
-                batches = assembler.ready()
-                held = assembler.held()
-                positions = changelog.positions()
-                offsets = Offsets(
-                    {p: min(o, held.get(p, o)) for p, o in positions.items()},
-                    {p: max(o, stored.read_to.get(p, o)) for p, o in positions.items()},
-                )
-                if not batches and not dead and offsets == stored:
-                    continue
-                result = await store.write_round(batches, where, dead, offsets)
-                stored = offsets
-                for batch in batches:
-                    for edit in batch:
-                        where.pop(edit.edit_id, None)
-                report.add(result)
-                lag = await changelog.lag()
-                if metrics is not None:
-                    metrics.rounds.inc()
-                    metrics.edits.inc(result.edits)
-                    metrics.batches.labels("applied").inc(result.batches)
-                    metrics.batches.labels("duplicate").inc(result.duplicates)
-                    for letter in dead:
-                        metrics.dead_letters.labels(letter.kind).inc()
-                    metrics.lag.set(lag)
-                if on_round is not None:
-                    on_round(result, lag)
+                while True:  # a round in transactions of at most max_transaction_batches
+                    batches = assembler.ready(settings.max_transaction_batches)
+                    held = assembler.held()
+                    positions = changelog.positions()
+                    offsets = Offsets(
+                        {p: min(o, held.get(p, o)) for p, o in positions.items()},
+                        {p: max(o, stored.read_to.get(p, o)) for p, o in positions.items()},
+                    )
+                    if not batches and not dead and offsets == stored:
+                        break
+                    result = await store.write_round(batches, where, dead, offsets)
+                    stored, dead = offsets, []
+                    for batch in batches:
+                        for edit in batch:
+                            where.pop(edit.edit_id, None)
+                    await _report(result, changelog, report, metrics, on_round)
+                    if len(batches) < settings.max_transaction_batches:
+                        break
     finally:
         await store.close()
     return report

@@ -11,6 +11,7 @@ topic off the database.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -60,6 +61,7 @@ class RoundResult:
     duplicates: int
     dead: int
     skipped: int  # edits that changed nothing (the knowledge base skips them too)
+    dead_by_kind: dict[str, int]
 
 
 def _lock_key(topic: str) -> int:
@@ -274,7 +276,8 @@ class MirrorStore:
                 "updated_at = now()",
                 (self.topic, len(edits), len(batch_rows), duplicates, len(dead)),
             )
-        return RoundResult(len(edits), len(batch_rows), duplicates, len(dead), skipped)
+        kinds = Counter(d.kind for d in dead)
+        return RoundResult(len(edits), len(batch_rows), duplicates, len(dead), skipped, dict(kinds))
 
     async def stats(self) -> dict[str, int]:
         """The running counts of this topic's mirror (zeros before its first round)."""

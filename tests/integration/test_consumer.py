@@ -56,6 +56,8 @@ async def test_tail_shows_a_namespace_s_committed_edits_as_json_and_lines(
     adds = _tail(stack.env, "-n", "desk", "--op", "add", "--from-beginning")
     assert len(adds) == sum(e.op is EditOp.ADD for e in desk) > 0
     assert all(" desk add true " in line for line in adds)
+    times = [line.split()[0] for line in adds]  # event times: published in that order
+    assert times == sorted(times)
 
 
 async def test_the_consumer_resumes_from_its_group_and_drops_repeated_edits(

@@ -75,6 +75,8 @@ async def test_sigkilled_mirror_loses_nothing_and_applies_nothing_twice(
         **stack.env,
         "FACTSTREAM_MIRROR_POLL_S": "0.1",
         "FACTSTREAM_MIRROR_METRICS_PORT": "0",
+        # Small transactions: a restart also resumes inside a round written in parts.
+        "FACTSTREAM_MIRROR_MAX_TRANSACTION_BATCHES": "4",
     }
     mirror = [sys.executable, "-m", "factstream", "mirror", "postgres", "--dsn", dsn]
     logs = stack.tmp / "mirror.log"

@@ -47,3 +47,14 @@ def test_whole_batches_wait_behind_an_earlier_incomplete_document_of_their_parti
     assert assembler.ready() == [sports[0]]
     assembler.add(_entries(first, 20)[-1])
     assert assembler.ready() == [first, second]
+
+
+def test_a_limit_hands_out_the_first_batches_and_keeps_the_rest() -> None:
+    batches = synthetic_batches(["desk"], 40)[:4]
+    assembler = BatchAssembler()
+    for offset, batch in enumerate(reversed(batches)):
+        for entry in _entries(batch, offset * 10):
+            assembler.add(entry)
+    assert assembler.ready(limit=3) == batches[:3]
+    assert set(assembler.held()) and len(assembler) == 1
+    assert assembler.ready(limit=3) == batches[3:]
