@@ -342,11 +342,47 @@ class EditorSettings(BaseSettings):
         "facts pass the similarity floor.",
     )
     retrieval_object_lift: float = Field(
-        0.0, ge=0.0, le=2.0, description="Added to the score of facts whose object it names."
+        0.1,
+        ge=0.0,
+        le=2.0,
+        description="Added to the score of facts whose object it names in full.",
     )
     retrieval_short_names: bool = Field(
         True,
         description="A surname or an acronym names an entity too (Emmert, NCAA).",
+    )
+    retrieval_title: bool = Field(
+        True,
+        description="Also query with the document's title (without one, the words of its "
+        "source URL's last segment); the names in it count as named.",
+    )
+    retrieval_relation_lift: float = Field(
+        0.3,
+        ge=0.0,
+        le=2.0,
+        description="Added to the score of facts whose relation the document spells out "
+        "(head of state).",
+    )
+    retrieval_older_drop: float = Field(
+        0.2,
+        ge=0.0,
+        le=2.0,
+        description="Taken off the score of a fact when a newer fact of the same subject and "
+        "relation is a candidate too (the newer one is what a document supersedes next).",
+    )
+    retrieval_subject_cap: int = Field(
+        5,
+        ge=0,
+        le=100,
+        description="A subject's candidates past this many rank after every other subject's "
+        "(0: no cap), so that one entity's many facts do not fill top_k.",
+    )
+    retrieval_floor_margin: float = Field(
+        0.0,
+        ge=0.0,
+        le=2.0,
+        description="An adaptive floor: facts the document does not name also need a cosine "
+        "within this of the best candidate's (0: the fixed floor alone).",
     )
 
     @field_validator(
@@ -452,7 +488,11 @@ class ApiSettings(BaseSettings):
         "or auto (multi_hop when the question plans into two hops or more).",
     )
     max_hops: int = Field(
-        3, ge=1, le=5, description="Most hops a multi-hop answer follows (a longer plan is cut)."
+        3,
+        ge=1,
+        le=5,
+        description="Most hops a multi-hop answer follows; a longer plan is not followed "
+        "(one retrieval answers).",
     )
     hop_top_k: int = Field(
         3, ge=1, le=20, description="Facts kept per hop of a multi-hop answer (after ranking)."

@@ -4,8 +4,9 @@ Starts a worker, publishes a slice of CLARK-News into a fresh namespace, waits u
 document is edited in, then tells the story (``demo_story``): the facts with their
 histories, one fact whose truth changed and one question asked before and after it, the
 share of facts the grounding check kept, and the audit of the kept facts
-(``eval.grounding_audit``). ``DemoResult.to_json`` is the results file
-(docs/demo/clark-news-40.json).
+(``eval.grounding_audit``). Beside the worker the PostgreSQL mirror follows the namespace
+(``demo_mirror``); at the end it is caught up and checked against the knowledge base.
+``DemoResult.to_json`` is the results file (docs/demo/clark-news-40.json).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ import httpx
 
 from factstream.clients import open_clients
 from factstream.config import Settings
+from factstream.demo_mirror import DemoMirror, MirrorCheck
 from factstream.demo_story import (
     Story,
     ask_before_and_after,
@@ -35,6 +37,7 @@ from factstream.demo_story import (
 )
 from factstream.eval.grounding_audit import AuditReport, audit_edits
 from factstream.knowledge.query import QueryEngine
+from factstream.mirror.store import RoundResult
 from factstream.ops.publish import PublishReport, publish_file, read_documents
 from factstream.ops.waiting import WorkerGone
 from factstream.services.process import free_port
@@ -54,6 +57,7 @@ class DemoResult:
     namespace: str
     published: PublishReport
     facts: list[Fact]
+    edits: list[FactEdit]
     ops: Counter[str]
     seconds: float
     worker_log: Path
@@ -62,6 +66,7 @@ class DemoResult:
     timings: dict[str, float] = field(default_factory=dict)
     lm_calls: dict[str, int] = field(default_factory=dict)
     outcomes: dict[str, int] = field(default_factory=dict)
+    mirror: MirrorCheck | None = None
 
     def to_json(self, model: str, data: Path) -> dict[str, Any]:
         """The figures of this run, as the results file keeps them."""
@@ -80,6 +85,7 @@ class DemoResult:
             "document_outcomes": self.outcomes,
             "story": self.story.to_json(),
             "audit": self.audit.to_json(),
+            "mirror": None if self.mirror is None else self.mirror.to_json(),
         }
 
 
@@ -170,8 +176,13 @@ async def run_demo(
     namespace: str,
     tick: Callable[[int], None],
     timeout_s: float = 1800,
+    on_mirror: Callable[[RoundResult, int], None] | None = None,
 ) -> DemoResult:
-    """Run the worker on ``data`` (published into ``namespace``), collect and tell the results."""
+    """Run the worker on ``data`` (published into ``namespace``), collect and tell the results.
+
+    The PostgreSQL mirror (``settings.postgres``) follows ``namespace`` beside the worker;
+    ``on_mirror`` is called after each round it writes, with the lag after it.
+    """
     started = time.monotonic()
     timings: dict[str, float] = {}
     log = settings.local.cache_dir / "logs" / "demo-worker.log"
@@ -179,6 +190,8 @@ async def run_demo(
     port = free_port()  # a worker of its own: its counters are this run's
     env = {"FACTSTREAM_WORKER_METRICS_PORT": str(port)}
     argv = [sys.executable, "-m", "factstream", "worker"]
+    mirror = DemoMirror(settings, namespace, on_round=on_mirror)
+    await mirror.start()
     worker = start_part(Part("worker", argv, log, "", env))
     store = await WeaviateFactStore.open(settings.weaviate, settings.store)
     metrics = ""
@@ -190,10 +203,18 @@ async def run_demo(
             store, namespace, list(documents), tick, timeout_s, worker, port
         )
         timings["edit"] = time.monotonic() - started - timings["publish"]
+    except BaseException:
+        await mirror.stop()
+        raise
     finally:
         await store.close()
         stop_parts([worker], grace_s=60)
-    return await tell(settings, namespace, documents, metrics, report, started, timings, log)
+    mark = time.monotonic()
+    await mirror.finish()  # the worker is gone: caught up to the changelog's end
+    timings["mirror_catch_up"] = time.monotonic() - mark
+    result = await tell(settings, namespace, documents, metrics, report, started, timings, log)
+    check = await mirror.check(result.facts, result.edits)
+    return replace(result, mirror=check)
 
 
 async def tell(
@@ -220,5 +241,5 @@ async def tell(
     seconds = time.monotonic() - started
     calls, outcomes = lm_calls_from_metrics(metrics), _outcomes(metrics)
     return DemoResult(
-        namespace, report, facts, ops, seconds, log, story, audit, timings, calls, outcomes
+        namespace, report, facts, edits, ops, seconds, log, story, audit, timings, calls, outcomes
     )

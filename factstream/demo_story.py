@@ -271,5 +271,16 @@ def figures_markdown(figures: Mapping[str, Any]) -> str:
     change = figures["story"]["change"]
     if change is not None:
         rows.append(("truth changed", f"{change['op']} by `{change['document']['id']}`"))
+    mirror = figures.get("mirror")  # results files of runs before the demo had a mirror lack it
+    if mirror is not None:
+        equal = "equal to" if mirror["equal"] else "NOT equal to"
+        rows.append(
+            (
+                "PostgreSQL mirror",
+                f"{mirror['facts']} facts ({mirror['facts_true']} true), {equal} the knowledge "
+                f"base by fact id, truth and record; {mirror['edits_mirrored']} of "
+                f"{mirror['edits_expected']} edits mirrored",
+            )
+        )
     table = ["| what | figure |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows)]
     return "\n".join(table) + "\n"

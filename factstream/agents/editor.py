@@ -31,6 +31,7 @@ from factstream.errors import BadInput, LMOutputInvalid, StoreUnavailable
 from factstream.knowledge.ahead import DocumentVectors
 from factstream.knowledge.conflicts import Conflict, conflict
 from factstream.knowledge.materializer import Materializer
+from factstream.knowledge.names import document_title
 from factstream.knowledge.pipeline import (
     EditContext,
     EditPlan,
@@ -137,6 +138,10 @@ class Editor:
         except BadInput:
             return
         self._ahead.start(doc)
+
+    def commits(self, namespace: str) -> int:
+        """Commits of ``namespace`` begun or done (what a decision's ``base`` counts)."""
+        return self._commits[namespace]
 
     def key(self, record: InputRecord) -> tuple[str, str] | None:
         """The record's (namespace, document id); None for bad input."""
@@ -304,7 +309,9 @@ class Editor:
         ``retrieval.could_change``)."""
         if plan.vector is None:
             return False
-        return could_change(seen, plan.document.text, plan.vector, changed, self._retrieval)
+        doc = plan.document
+        title = document_title(doc.title, doc.source)
+        return could_change(seen, doc.text, plan.vector, changed, self._retrieval, title)
 
     async def probe(
         self, plan: EditPlan, timings: dict[str, float] | None = None

@@ -46,6 +46,7 @@ class Speculation:
         record: The document's input record.
         recovered: The partition's batches found on the changelog.
         before: The commit of an earlier copy of the document, to wait for first.
+        namespace: The document's namespace (None: bad input).
     """
 
     def __init__(
@@ -54,8 +55,10 @@ class Speculation:
         record: InputRecord,
         recovered: RecoveredBatches,
         before: asyncio.Event | None = None,
+        namespace: str | None = None,
     ) -> None:
-        self._editor = editor
+        self._editor, self._namespace = editor, namespace
+        self._base = 0 if namespace is None else editor.commits(namespace)
         self._decision: Decision | None = None
         self._poked, self._idle = asyncio.Event(), asyncio.Event()
         self._changed: list[StoredFact] | None = []  # since the last check (None: unknown)
@@ -87,11 +90,23 @@ class Speculation:
         finally:
             idle.cancel()
         if self._task.done():
-            self._task.result()
+            self._first_error()
         else:
             await self.cancel()
         assert self._decision is not None  # noqa: S101 - set before the loop goes idle
         return self._decision
+
+    def _first_error(self) -> None:
+        """Raise the first decision's error, unless the knowledge base changed under it:
+        then it was met on candidates serial processing may never show, and the commit
+        decides the document afresh (a ``Decision`` without a plan), where an error counts."""
+        try:
+            self._task.result()
+        except Exception as exc:
+            if self._namespace is None or self._editor.commits(self._namespace) == self._base:
+                raise
+            log.info("a decision failed on an older knowledge base, left to the commit: %r", exc)
+            self._decision = Decision()
 
     async def cancel(self) -> None:
         """Stop, and cancel the work under way."""

@@ -169,7 +169,8 @@ class Window(Generic[E]):
         done = asyncio.Event()
         if key is not None:
             self._copies[key] = done
-        decision = Speculation(self._editor, record, self._recovered, before)
+        namespace = None if key is None else key[0]
+        decision = Speculation(self._editor, record, self._recovered, before, namespace)
         item = _InFlight(event, record, decision, key, done)
         self._pending.append(item)
         self._queue.put_nowait(item)

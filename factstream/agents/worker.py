@@ -184,10 +184,17 @@ def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:
 
     @app.agent(documents_topic(app, settings.kafka), name="editor", isolated_partitions=True)
     async def edit(stream: faust.StreamT[bytes]) -> None:
-        # The actor faust starts before the first assignment learns its partition then.
-        partition = await _partition(stream)
-        async with runtime.editor(partition) as editor:
-            await _edit_partition(app, runtime, settings, stream, editor, partition)
+        try:
+            # The actor faust starts before the first assignment learns its partition then.
+            partition = await _partition(stream)
+            async with runtime.editor(partition) as editor:
+                await _edit_partition(app, runtime, settings, stream, editor, partition)
+        except asyncio.CancelledError:
+            # faust stops a revoked partition's actor by cancelling it: the end of this
+            # actor, not a crash. Raised on, faust's supervisor would restart the actor with
+            # the revoked partition, and the next assignment would fail on it. Nothing was
+            # committed for the document in flight: its new owner reads it again.
+            log.info("editor actor stopped (partition revoked or worker stopping)")
 
     register_query_agent(app, settings, runtime.clients)
     _track_partitions(app, runtime, settings)

@@ -51,4 +51,6 @@ def run_api(settings: Settings, log_level: str = "info") -> None:
         # A last guard against connection floods, well above the requests admitted at once
         # (over that, Admission answers 429; over this, uvicorn answers 503).
         limit_concurrency=8 * settings.api.max_in_flight,
+        # A stream never ends by itself (the console's live feed): on stop, 5 s, then closed.
+        timeout_graceful_shutdown=5,
     )

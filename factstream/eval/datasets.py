@@ -26,6 +26,8 @@ class ClarkDocument:
     position: int  # order in the stream (timestamp, then file order)
     kind: str = "article"
     turns: tuple[tuple[str, str], ...] = ()  # a conversation chunk's (speaker, text)
+    title: str | None = None
+    source: str | None = None
 
     @property
     def stream_time(self) -> datetime:
@@ -85,7 +87,17 @@ def _document(raw: dict[str, Any], position: int) -> ClarkDocument:
     text = raw.get("text") or render_turns([Turn(speaker=s, text=t) for s, t in turns])
     when = datetime.fromisoformat(str(raw["timestamp"]))
     kind = str(raw.get("kind", "article"))
-    return ClarkDocument(str(raw["id"]), str(text), when, position, kind, turns)
+    title, source = raw.get("title"), raw.get("source")
+    return ClarkDocument(
+        str(raw["id"]),
+        str(text),
+        when,
+        position,
+        kind,
+        turns,
+        None if title is None else str(title),
+        None if source is None else str(source),
+    )
 
 
 def load_clark(data_dir: Path) -> Clark:

@@ -4,8 +4,9 @@
 update-retrieval --json`` file (the first variant, the configured one, unless named) and
 the CLARK-News folder it ran on, and counts, per change the variant missed:
 
-- not seen by the editor: whether the document names the stale fact's subject
-  (``names.mentions``, with surnames and acronyms), else its object, else neither;
+- not seen by the editor: whether the document (its text or its title,
+  ``names.document_title``) names the stale fact's subject (``names.mentions``, with
+  surnames and acronyms), else its object, else spells out its relation, else none of them;
 - seen but not first: whether the KB then held other facts of the same subject (a tie
   among one entity's facts) or not.
 
@@ -27,7 +28,7 @@ from typing import Any
 
 from factstream.eval.datasets import Change, Clark, load_clark
 from factstream.eval.retrieval import closings, scored_changes
-from factstream.knowledge.names import mentions
+from factstream.knowledge.names import document_title, mentions
 
 __all__ = ["miss_categories"]
 
@@ -60,14 +61,17 @@ def miss_categories(clark: Clark, result: Mapping[str, Any]) -> Counter[str]:
     # Files written before the eval recorded it: what the editor sees is the top top_k.
     seen = result.get("seen") or [r is not None and r <= top_k for r in ranks]
     for change, rank, in_view in zip(scored_changes(clark), ranks, seen, strict=True):
-        text = clark.documents[change.new.document_id].text
+        doc = clark.documents[change.new.document_id]
+        text = "\n".join(filter(None, [doc.text, document_title(doc.title, doc.source)]))
         if not in_view:
             if mentions(text, change.stale.subject):
                 counts["not seen: document names the subject"] += 1
             elif mentions(text, change.stale.object, short=False):
                 counts["not seen: names only the object"] += 1
+            elif change.stale.relation.casefold() in text.casefold():
+                counts["not seen: spells out only the relation"] += 1
             else:
-                counts["not seen: names neither"] += 1
+                counts["not seen: names none of them"] += 1
         elif rank != 1:
             if _same_subject_facts(clark, change, edited=result.get("kb") == "edited"):
                 counts["seen, not first: subject has other facts in the KB"] += 1

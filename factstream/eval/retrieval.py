@@ -19,6 +19,7 @@ from datetime import timedelta
 from factstream.config import EditorSettings
 from factstream.embed.base import Embedder
 from factstream.eval.datasets import Change, Clark, ClarkDocument, verbalise
+from factstream.knowledge.names import document_title
 from factstream.knowledge.retrieval import Retrieval, Where, pool_depth, ranked_candidates
 from factstream.store.base import FactStore, StoredFact
 from factstream.temporal.intervals import ValidInterval
@@ -48,6 +49,7 @@ class RetrievalReport:
     recall_at: dict[int, float] = field(default_factory=dict)
     above_floor: float = 0.0  # share of stale facts whose similarity clears the floor
     editor_recall: float = 0.0  # what the editor's own retrieval (top_k, floor) returns
+    shown_mean: float = 0.0  # facts the editor shows the LM per document (the blast radius)
     ms_mean: float = 0.0  # retrieval time per document (embedding included)
     ms_p95: float = 0.0
     ranks: list[int | None] = field(default_factory=list)  # per change; None: not in the top 20
@@ -55,28 +57,35 @@ class RetrievalReport:
 
 
 def retrieval_variants(editor: EditorSettings) -> list[Retrieval]:
-    """The configured retrieval first, then each stage switched off or changed alone."""
-    best = Retrieval.from_settings(editor).but(f"configured (lift {editor.retrieval_subject_lift})")
-    plain = best.but("rerank only", names_query=False, subject_lift=0.0, named_pass=False)
+    """The configured retrieval first, the earlier ones, then each stage changed alone."""
+    best = Retrieval.from_settings(editor).but("configured")
+    earlier = best.but(
+        "issue 20's first default (names, subject lift)",
+        title=False,
+        relation_lift=0.0,
+        object_lift=0.0,
+        older_drop=0.0,
+        subject_cap=0,
+        floor_margin=0.0,
+    )
     return [
         best,
-        best.but("store hybrid, no rerank (before)", first_stage=0),
-        best.but("store dense only, no rerank", first_stage=0, alpha=1.0),
-        plain,
-        plain.but("rerank + names query", names_query=True),
-        best.but("subject lift 0.1", subject_lift=0.1),
-        best.but("subject lift 0.5", subject_lift=0.5),
-        best.but("no surnames or acronyms", short_names=False),
+        best.but("store hybrid, no rerank (before issue 20)", first_stage=0),
+        earlier,
+        best.but("no title query", title=False),
+        best.but("no drop for older facts", older_drop=0.0),
+        best.but("older facts drop 0.1", older_drop=0.1),
+        best.but("no subject cap", subject_cap=0),
+        best.but("no relation cue", relation_lift=0.0),
+        best.but("no object lift", object_lift=0.0),
+        best.but("object lift 0.3", object_lift=0.3),
+        best.but("adaptive floor: margin 0.1", floor_margin=0.1),
+        best.but("adaptive floor: margin 0.2", floor_margin=0.2),
         best.but("named facts below floor cut", named_pass=False),
-        best.but("names in fact text, not structure", structured=False),
         best.but("no names query", names_query=False),
-        best.but("object lift 0.1", object_lift=0.1),
         best.but("sentence queries (8)", sentences=8),
-        best.but("object lift 0.1 + sentences (8)", object_lift=0.1, sentences=8),
         best.but("rank by reciprocal rank", rank="rrf"),
-        best.but("rank by hybrid score", rank="hybrid"),
-        best.but("first stage 20", first_stage=20),
-        best.but("first stage 100", first_stage=100),
+        best.but("first stage 150", first_stage=150),
         best.but("dense first stage", alpha=1.0),
     ]
 
@@ -151,8 +160,9 @@ async def _retrieve(
     change: Change,
     clark: Clark,
     how: Retrieval,
-) -> tuple[int | None, bool, float]:
-    """The stale fact's rank without a floor (None past 20), whether the editor sees it, ms.
+) -> tuple[int | None, bool, float, int]:
+    """The stale fact's rank without a floor (None past 20), whether the editor sees it, ms,
+    and how many facts the editor sees.
 
     The editor's own code (``ranked_candidates``), as of just before the document.
     """
@@ -161,13 +171,16 @@ async def _retrieve(
     started = time.perf_counter()
     where = Where(namespace, as_of, ValidInterval(as_of, None))  # as the editor asks
     depth = max(max(KS), pool_depth(how))
-    ranked = await ranked_candidates(store, embedder, where, doc.text, how, depth=depth)
+    title = document_title(doc.title, doc.source)
+    ranked = await ranked_candidates(
+        store, embedder, where, doc.text, how, depth=depth, title=title
+    )
     ms = 1000 * (time.perf_counter() - started)
     ids = [c.hit.fact.fact_id for c in ranked]
     seen = [c.hit.fact.fact_id for c in ranked if c.passes][: how.top_k]
     stale = _fact_id(change.stale.index)
     rank = ids.index(stale) + 1 if stale in ids[: max(KS)] else None
-    return rank, stale in seen, ms
+    return rank, stale in seen, ms, len(seen)
 
 
 def scored_changes(clark: Clark) -> list[Change]:
@@ -207,19 +220,23 @@ async def evaluate_update_retrieval(
     reports = []
     for config in configs:
         report = RetrievalReport(config, len(changes), len(every) - len(changes))
-        seen, times = 0, []
+        seen, times, shown = 0, [], []
         for change in changes:
-            rank, in_view, ms = await _retrieve(store, embedder, namespace, change, clark, config)
+            rank, in_view, ms, count = await _retrieve(
+                store, embedder, namespace, change, clark, config
+            )
             report.ranks.append(rank)
             report.seen.append(in_view)
             seen += in_view
             times.append(ms)
+            shown.append(count)
             if tick is not None:
                 tick()
         n = max(1, len(changes))
         report.recall_at = {k: sum(r is not None and r <= k for r in report.ranks) / n for k in KS}
         report.above_floor = sum(s >= config.min_similarity for s in similarity) / n
         report.editor_recall = seen / n
+        report.shown_mean = statistics.fmean(shown) if shown else 0.0
         if times:
             report.ms_mean = statistics.fmean(times)
             report.ms_p95 = statistics.quantiles(times, n=20)[-1] if len(times) > 1 else times[0]

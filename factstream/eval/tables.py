@@ -68,6 +68,7 @@ def update_retrieval_markdown(reports: Sequence[Any]) -> str:
     config = first["config"]
     ks = sorted(first["recall_at"], key=int)
     timed = "ms_mean" in first
+    shown = "shown_mean" in first  # facts the editor shows per document, in newer runs
     header = ["retrieval", *(f"recall@{k}" for k in ks), "editor sees"]
     lines = [
         f"{first['changes']} superseded facts in the KB when superseded "
@@ -76,13 +77,16 @@ def update_retrieval_markdown(reports: Sequence[Any]) -> str:
         + (f"; KB: {first['kb']}." if "kb" in first else "."),
         "",
         *_table(
-            [*header, "ms mean / p95"] if timed else [*header[:-1], "above floor", header[-1]],
+            [*header, *(["shown"] if shown else []), "ms mean / p95"]
+            if timed
+            else [*header[:-1], "above floor", header[-1]],
             [
                 (
                     name,
                     *(_pct(r["recall_at"][k]) for k in ks),
                     *(() if timed else (_pct(r["above_floor"]),)),
                     _pct(r["editor_recall"]),
+                    *((f"{r['shown_mean']:.1f}",) if shown else ()),
                     *((f"{r['ms_mean']:.0f} / {r['ms_p95']:.0f}",) if timed else ()),
                 )
                 for name, r in rows.items()
@@ -96,11 +100,11 @@ def update_retrieval_default_markdown(reports: Sequence[Any]) -> str:
     """The configured retrieval (each run's first row) against the plain search, per run.
 
     The README's summary of ``update_retrieval_markdown``; "before" is the row whose name
-    says so.
+    says so ("(before)" or "(before issue 20)").
     """
     rows = []
     for run in reports:
-        before = [r for r in run if "(before)" in r["config"]["name"]]
+        before = [r for r in run if "(before" in r["config"]["name"]]
         for result in [run[0], *before]:
             rows.append(
                 (

@@ -78,7 +78,7 @@ class HopPlanner:
 
     Args:
         runner: runs ``plan_hops`` on the LM; None plans with the rules only.
-        max_hops: a longer plan is cut to this many hops.
+        max_hops: a longer plan is not followed (one retrieval answers instead).
         prompt: the ``plan_hops`` version.
     """
 
@@ -94,9 +94,11 @@ class HopPlanner:
             plan = await self._lm_plan(question)
             if timings is not None:
                 timings["plan_hops"] = time.perf_counter() - start
-        if plan is None:
+        if plan is not None and plan.hops > self.max_hops:
+            # Cut short, the chain would answer another question: not followed at all.
+            log.info("a plan of %d hops is over the limit of %d", plan.hops, self.max_hops)
             return None
-        return HopPlan(plan.anchor, plan.relations[: self.max_hops], plan.source)
+        return plan
 
     async def _lm_plan(self, question: str) -> HopPlan | None:
         assert self.runner is not None  # noqa: S101 - checked by the caller

@@ -12,9 +12,11 @@ words ("NCAA"). No model, no list of entities: a regex over the text.
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
+from urllib.parse import urlsplit
 
-__all__ = ["aliases", "document_names", "leading_name", "mentions"]
+__all__ = ["aliases", "document_names", "document_title", "leading_name", "mentions"]
 
 _CAP = r"[A-Z][\w'’.&-]*"
 # A capitalised word, then more of them, possibly joined by a few lower-case particles.
@@ -25,11 +27,34 @@ _PARTICLES = {"of", "the", "and", "for", "de", "da", "van", "von", "der", "du", 
 # Capitalised at the start of a sentence, not names.
 _NOT_NAMES = {"A", "An", "The", "In", "On", "At", "It", "He", "She", "They", "This", "That"}
 _MIN_SURNAME = 4  # shorter surnames ("Cho", "Ta") match too much as a single word
+_SLUG_SPLIT = re.compile(r"[-_+.]+")
+_MIN_SLUG_WORDS = 3  # fewer is a section ("news", "uk-politics"), not a headline
 
 
 def document_names(text: str) -> list[str]:
     """The capitalised names in ``text``, in order of first appearance, without repeats."""
     return list(dict.fromkeys(match.group(0).rstrip(".") for match in _NAME.finditer(text)))
+
+
+def document_title(title: str | None, source: str | None) -> str | None:
+    """The document's title, else the words of its source URL's slug, title-cased.
+
+    A news URL's last path segment is usually its headline ("olimpia-milan-officially-add-
+    veteran-forward-deshaun-thomas"); numbers and a file extension are dropped. ``None`` when
+    neither gives three words.
+    """
+    if title and title.strip():
+        return title.strip()
+    if not source or "://" not in source:
+        return None
+    path = urlsplit(source).path
+    segments = [s for s in path.split("/") if s]
+    for segment in reversed(segments):
+        stem = re.sub(r"\.[a-z]{2,5}$", "", segment)
+        words = [w for w in _SLUG_SPLIT.split(stem) if w.isalpha()]
+        if len(words) >= _MIN_SLUG_WORDS:
+            return " ".join(w.capitalize() for w in words)
+    return None
 
 
 def leading_name(text: str) -> str | None:
@@ -70,12 +95,23 @@ def _compiled(alias: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){re.escape(alias)}(?!\w)")
 
 
+@lru_cache(maxsize=1024)
+def _folded(text: str) -> str:
+    """``text`` without accents: "Bajraktarević" as a URL or a keyboard writes it."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
 def mentions(text: str, name: str | None, *, short: bool = True) -> bool:
-    """Whether ``text`` names ``name`` (case-sensitive; a multi-word form also in capitals)."""
+    """Whether ``text`` names ``name`` (case-sensitive; a multi-word form also in capitals).
+
+    Accents do not count: "Bajraktarevic" names "Esmir Bajraktarević".
+    """
     if not name:
         return False
+    text = _folded(text)
     upper = text.upper()
-    for alias in aliases(name, short=short):
+    for alias in {_folded(a) for a in aliases(name, short=short)}:
         if _compiled(alias).search(text):
             return True
         if " " in alias and _compiled(alias.upper()).search(upper):

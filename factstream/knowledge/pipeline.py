@@ -41,6 +41,7 @@ from factstream.config import EditorSettings
 from factstream.embed.base import Embedder, Vector
 from factstream.knowledge.ahead import DocumentVectors
 from factstream.knowledge.grounding import Refusal, check_grounded
+from factstream.knowledge.names import document_title
 from factstream.knowledge.passages import passages
 from factstream.knowledge.persons import said_by, unresolved_person
 from factstream.knowledge.retrieval import Retrieval, Where, editor_candidates
@@ -220,8 +221,9 @@ async def retrieve(
     # Facts that still hold at the event time or later; ended ones are history.
     where = Where(doc.namespace, doc.timestamp, ValidInterval(doc.timestamp, None))
     how = Retrieval.from_settings(ctx.settings)
+    title = document_title(doc.title, doc.source)
     return await editor_candidates(
-        ctx.store, ctx.embedder, where, doc.text, how, timings, vector=vector
+        ctx.store, ctx.embedder, where, doc.text, how, timings, vector=vector, title=title
     )
 
 

@@ -25,6 +25,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import lru_cache
 from typing import Literal
 
 from factstream.config import EditorSettings
@@ -67,6 +68,11 @@ class Retrieval:
     short_names: bool = True  # surnames and acronyms count as naming an entity
     named_pass: bool = True  # named facts pass the floor
     structured: bool = True  # match the fact's subject/object fields (else its text only)
+    title: bool = False  # also query with the title (or the source URL's words); names count
+    relation_lift: float = 0.0  # for facts whose relation the document spells out
+    floor_margin: float = 0.0  # > 0: unnamed facts also need the best cosine less this
+    older_drop: float = 0.0  # off a fact with a newer one of its subject and relation pooled
+    subject_cap: int = 0  # > 0: a subject's facts past this many rank after the others
 
     @classmethod
     def from_settings(cls, editor: EditorSettings) -> Retrieval:
@@ -83,6 +89,11 @@ class Retrieval:
             subject_lift=editor.retrieval_subject_lift,
             object_lift=editor.retrieval_object_lift,
             short_names=editor.retrieval_short_names,
+            title=editor.retrieval_title,
+            relation_lift=editor.retrieval_relation_lift,
+            floor_margin=editor.retrieval_floor_margin,
+            older_drop=editor.retrieval_older_drop,
+            subject_cap=editor.retrieval_subject_cap,
         )
 
     def but(self, name: str, **changes: object) -> Retrieval:
@@ -119,14 +130,33 @@ def _sentences(text: str, limit: int) -> list[str]:
     return [p for p in pieces if len(p) >= _MIN_SENTENCE][:limit]
 
 
-def _lift(fact: Fact, text: str, how: Retrieval) -> float:
+@lru_cache(maxsize=4096)
+def _phrase(words: str, *, ignore_case: bool) -> re.Pattern[str]:
+    flags = re.IGNORECASE if ignore_case else 0
+    return re.compile(rf"(?<!\w){re.escape(words)}(?!\w)", flags)
+
+
+def _lift(fact: Fact, texts: Sequence[str], how: Retrieval) -> float:
+    """What the document's naming adds to a fact's score (0 when it names nothing of it)."""
     # Without a structured subject, the fact's first name stands for it.
     named = fact.subject if how.structured and fact.subject else leading_name(fact.text)
-    subject = mentions(text, named, short=how.short_names)
+    subject = any(mentions(text, named, short=how.short_names) for text in texts)
     lift = how.subject_lift if subject else 0.0
-    if how.object_lift and how.structured and mentions(text, fact.object, short=False):
+    if not how.structured:
+        return lift
+    # The object by its full name: its head ("Member" of "Member of ...") names nothing.
+    if how.object_lift and _spelt(fact.object, texts, ignore_case=False):
         lift += how.object_lift
+    if how.relation_lift and _spelt(fact.relation, texts, ignore_case=True):
+        lift += how.relation_lift
     return lift
+
+
+def _spelt(words: str | None, texts: Sequence[str], *, ignore_case: bool) -> bool:
+    """Whether one of ``texts`` spells out ``words`` as whole words."""
+    return bool(words) and any(
+        _phrase(words, ignore_case=ignore_case).search(text) for text in texts
+    )
 
 
 async def ranked_candidates(
@@ -139,16 +169,19 @@ async def ranked_candidates(
     depth: int | None = None,
     timings: dict[str, float] | None = None,
     vector: Sequence[float] | None = None,
+    title: str | None = None,
 ) -> list[Candidate]:
     """The first ``depth`` facts (``top_k`` if None) in the order the editor ranks them.
 
     Unlike :func:`editor_candidates`, facts below the floor are kept (marked), for the
-    evaluation's recall at depths past what the editor sees.
+    evaluation's recall at depths past what the editor sees. ``title``: the document's
+    title (``names.document_title``), a query of its own with ``how.title``.
     """
     depth = depth or how.top_k
     timings = timings if timings is not None else {}
     started = time.perf_counter()
-    queries = [text, *_sentences(text, how.sentences)] if how.sentences else [text]
+    title = title if how.title and how.first_stage else None
+    queries = [text, *([title] if title else []), *_sentences(text, how.sentences)]
     if vector is None:
         vectors = await embedder.embed_batch(queries)
     else:
@@ -173,7 +206,8 @@ async def ranked_candidates(
         hits = await search(text, vectors[0], how.alpha, depth)
         timings["retrieve"] = timings.get("retrieve", 0.0) + time.perf_counter() - embedded
         return [Candidate(h, h.similarity >= how.min_similarity) for h in hits]
-    names = document_names(text)
+    texts = [text, title] if title else [text]
+    names = list(dict.fromkeys(n for t in texts for n in document_names(t)))
     runs = [await search(q, v, how.alpha, size) for q, v in zip(queries, vectors, strict=True)]
     if how.names_query and names:
         # BM25 only, but the similarity is still the cosine with the document's vector.
@@ -185,20 +219,56 @@ async def ranked_candidates(
             entry = pool.setdefault(hit.fact.fact_id, _Pooled(hit, hit.similarity))
             entry.similarity = max(entry.similarity, hit.similarity)
             entry.fused += _RRF_K / (_RRF_K + rank)  # 1.0 for a first place
+    older = _older(pool) if how.older_drop else set()
     scored = []
+    best = max((entry.similarity for entry in pool.values()), default=0.0)
+    floor = max(how.min_similarity, best - how.floor_margin if how.floor_margin else -1.0)
     for entry in pool.values():
-        lift = _lift(entry.hit.fact, text, how)
+        lift = _lift(entry.hit.fact, texts, how)
         base = {
             "cosine": entry.similarity,
             "hybrid": hybrid.get(entry.hit.fact.fact_id, 0.0),
             "rrf": entry.fused / len(runs),
         }[how.rank]
-        hit = replace(entry.hit, similarity=entry.similarity, score=base + lift)
-        passes = entry.similarity >= how.min_similarity or (how.named_pass and lift > 0)
+        drop = how.older_drop if entry.hit.fact.fact_id in older else 0.0
+        hit = replace(entry.hit, similarity=entry.similarity, score=base + lift - drop)
+        passes = entry.similarity >= floor or (how.named_pass and lift > 0)
         scored.append(Candidate(hit, passes))
     scored.sort(key=lambda c: (-c.hit.score, -c.hit.fact.first_seen.timestamp()))
+    if how.subject_cap:
+        scored = _capped(scored, how.subject_cap)
     timings["retrieve"] = timings.get("retrieve", 0.0) + time.perf_counter() - embedded
     return scored[:depth]
+
+
+def _older(pool: dict[str, _Pooled]) -> set[str]:
+    """Facts with a newer fact of the same subject and relation in ``pool``."""
+    newest: dict[tuple[str, str], datetime] = {}
+    for entry in pool.values():
+        fact = entry.hit.fact
+        if fact.subject and fact.relation:
+            key = (fact.subject, fact.relation)
+            newest[key] = max(newest.get(key, fact.first_seen), fact.first_seen)
+    return {
+        fact.fact_id
+        for fact in (entry.hit.fact for entry in pool.values())
+        if fact.subject
+        and fact.relation
+        and fact.first_seen < newest[(fact.subject, fact.relation)]
+    }
+
+
+def _capped(ranked: list[Candidate], cap: int) -> list[Candidate]:
+    """``ranked`` with each subject's facts past its ``cap`` first moved after the rest."""
+    seen: dict[str, int] = {}
+    within: list[Candidate] = []
+    past: list[Candidate] = []
+    for candidate in ranked:
+        subject = candidate.hit.fact.subject
+        if subject:
+            seen[subject] = seen.get(subject, 0) + 1
+        (past if subject and seen[subject] > cap else within).append(candidate)
+    return within + past
 
 
 async def editor_candidates(
@@ -210,14 +280,16 @@ async def editor_candidates(
     timings: dict[str, float] | None = None,
     *,
     vector: Sequence[float] | None = None,
+    title: str | None = None,
 ) -> list[SearchHit]:
     """The facts the editor shows the LM for a document: at most ``top_k``, all past the floor.
 
-    ``vector``: the document text's embedding when the caller has it (not embedded again).
+    ``vector``: the document text's embedding when the caller has it (not embedded again);
+    ``title``: its title (``names.document_title``).
     """
     depth = pool_depth(how)
     ranked = await ranked_candidates(
-        store, embedder, where, text, how, depth=depth, timings=timings, vector=vector
+        store, embedder, where, text, how, depth=depth, timings=timings, vector=vector, title=title
     )
     return [c.hit for c in ranked if c.passes][: how.top_k]
 
@@ -233,30 +305,45 @@ def could_change(
     vector: Sequence[float],
     changed: Sequence[StoredFact],
     how: Retrieval,
+    title: str | None = None,
 ) -> bool:
     """Whether facts just ``changed`` (new states, with their vectors) may change the
-    candidates ``seen`` of a document (its ``text`` and ``vector``), without retrieving.
+    candidates ``seen`` of a document (its ``text``, ``title`` and ``vector``), without
+    retrieving.
 
     A cheap test from the ranking's rules, for deciding when to retrieve again early
     (agents/speculation.py); it never decides what the editor shows the LM, which only a
     retrieval does. A changed fact among the candidates may change them; another may enter
     when it clears the floor and ranks at least as high as the last of ``top_k``
-    candidates (the newer fact wins a tie). Ranks other than the cosine's are not
-    predicted: any change may change them.
+    candidates (the newer fact wins a tie); one newer than a candidate of its subject and
+    relation may drop it (``older_drop``); with a subject cap in play (a subject holding
+    ``subject_cap`` candidates) any fact that clears the floor may. Ranks other than the
+    cosine's, and the adaptive floor, are not predicted: any change may change them.
     """
     if not changed:
         return False
-    if how.rank != "cosine" or not how.first_stage:
+    if how.rank != "cosine" or not how.first_stage or how.floor_margin:
         return True
+    texts = [text, title] if title and how.title else [text]
     ids = {hit.fact.fact_id for hit in seen}
+    groups = {(hit.fact.subject, hit.fact.relation) for hit in seen if hit.fact.relation}
+    per_subject: dict[str | None, int] = {}
+    for hit in seen:
+        per_subject[hit.fact.subject] = per_subject.get(hit.fact.subject, 0) + 1
+    capped = bool(how.subject_cap) and any(
+        subject and count >= how.subject_cap for subject, count in per_subject.items()
+    )
     last = min((hit.score for hit in seen), default=None) if len(seen) >= how.top_k else None
     for stored in changed:
-        if stored.fact.fact_id in ids:
+        fact = stored.fact
+        if fact.fact_id in ids:
+            return True
+        if how.older_drop and fact.relation and (fact.subject, fact.relation) in groups:
             return True
         similarity = _cosine(vector, stored.vector)
-        lift = _lift(stored.fact, text, how)
+        lift = _lift(fact, texts, how)
         passes = similarity >= how.min_similarity or (how.named_pass and lift > 0)
-        if passes and (last is None or similarity + lift >= last):
+        if passes and (capped or last is None or similarity + lift >= last):
             return True
     return False
 

@@ -48,7 +48,9 @@ def demo(
     from rich.progress import Progress
 
     from factstream.demo import DEFAULT_DEMO_DATA, run_demo
+    from factstream.demo_mirror import mirror_lines
     from factstream.demo_story import story_lines
+    from factstream.mirror.store import RoundResult
     from factstream.services import manager
     from factstream.services.progress import cache_banner, console_progress
 
@@ -56,13 +58,24 @@ def demo(
     namespace = f"demo-{datetime.now(UTC):%Y%m%d-%H%M%S}"
     console.print(cache_banner(settings.local.cache_dir))
     with console_progress(console) as progress:
-        rows = manager.up(settings, progress=progress)
+        # PostgreSQL too: the mirror runs beside the worker.
+        names = [*manager.SERVICE_NAMES, "postgres"]
+        rows = manager.up(settings, names, progress=progress)
     print_status(rows)
     with data.open("rb") as file:
         total = sum(1 for line in file if line.strip())
     with Progress(console=console) as bar:
         task = bar.add_task(f"editing {total} documents into {namespace}", total=total)
-        result = asyncio.run(run_demo(settings, data, namespace, lambda n: bar.advance(task, n)))
+        mirrored = bar.add_task("edits mirrored into PostgreSQL", total=None)
+
+        def each_round(round_: RoundResult, lag: int) -> None:
+            bar.advance(mirrored, round_.edits)
+
+        result = asyncio.run(
+            run_demo(
+                settings, data, namespace, lambda n: bar.advance(task, n), on_mirror=each_round
+            )
+        )
     table = Table("true", "fact", "history")
     for fact in sorted(result.facts, key=lambda f: f.first_seen):
         table.add_row(str(fact.truth), fact.text, history_line(fact))
@@ -84,6 +97,9 @@ def demo(
     for flagged in audit.flagged:
         flags = "; ".join(f"{f.kind} {f.detail!r}" for f in flagged.flags)
         console.print(f"  {flagged.document_id}: {flagged.text!r}: {flags}", markup=False)
+    if result.mirror is not None:
+        for line in mirror_lines(result.mirror):
+            console.print(line, markup=False, soft_wrap=True)
     path = results or settings.local.cache_dir / "demo" / f"{namespace}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     figures = result.to_json(settings.lm.model, data)

@@ -153,11 +153,24 @@ def start_detached(
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
             (os.POSIX_SPAWN_OPEN, 1, str(log), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644),
             (os.POSIX_SPAWN_DUP2, 1, 2),
+            *((os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited_fds()),
         ],
         setsid=True,
     )
     pidfile.write_text(str(pid))
     return pid
+
+
+def _inherited_fds() -> list[int]:
+    """Descriptors above stderr that a child would inherit: a server outliving us must not
+    keep them open (`flock LOCK factstream services up` would leave the lock held by it)."""
+    fds = []
+    for name in os.listdir("/proc/self/fd") if os.path.isdir("/proc/self/fd") else []:
+        fd = int(name)
+        with contextlib.suppress(OSError):  # the listing's own descriptor is gone by now
+            if fd > 2 and os.get_inheritable(fd):
+                fds.append(fd)
+    return fds
 
 
 def read_pid(pidfile: Path) -> int | None:

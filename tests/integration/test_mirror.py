@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import orjson
@@ -211,3 +212,71 @@ async def test_the_mirror_of_a_worker_s_changelog_equals_its_knowledge_base(
     assert len(knowledge_base) >= 4
     mirrored = await _mirrored(dsn, stack.topic(TopicName.FACT_EDITS))
     assert mirrored["desk"] == knowledge_base
+
+
+async def test_a_batch_the_worker_published_twice_is_mirrored_once(
+    stack_factory: StackFactory, database_factory: Callable[[], str]
+) -> None:
+    """As after a worker's crash between publish and commit: a document's batch is on the
+    changelog twice, once as the same decisions again (an exact copy, created later) and,
+    for another document, as different decisions (the same edit ids, another batch id and
+    text). The knowledge base keeps the first batch of each; so does the mirror, whether
+    the second comes in a later round (after a restart) or in the same one (a rebuild)."""
+    stack = await stack_factory()
+    kafka, topic = stack.settings.kafka, stack.topic(TopicName.FACT_EDITS)
+    batches = synthetic_batches(NAMESPACES, 40, seed=9)
+    copy_of, remade_of = batches[4], batches[7]
+    later = batches[-1][0].created_at + timedelta(days=1)
+    copy = [e.model_copy(update={"created_at": later}) for e in copy_of]
+    remade = [
+        e.model_copy(
+            update={
+                "text": f"{e.text} (decided again)",
+                "batch": e.batch.model_copy(update={"id": f"{e.batch.id}-again"}),
+                "created_at": later,
+            }
+        )
+        for e in remade_of
+    ]
+    live, rebuilt = database_factory(), database_factory()
+    publisher, store = ChangelogPublisher(kafka), await stack.store()
+    await publisher.start()
+    try:
+        materializer = Materializer(store, HashingEmbedder(dim=32))
+        for batch in batches[:10]:
+            await publisher.publish_batch(batch)
+            assert (await materializer.apply(batch)).applied
+        first = await run_mirror(kafka, FAST, live, follow=False)
+        # The worker's next life publishes both again, then finds them applied.
+        for again in (copy, remade):
+            await publisher.publish_batch(again)
+            assert not (await materializer.apply(again)).applied
+        for batch in batches[10:]:
+            await publisher.publish_batch(batch)
+            assert (await materializer.apply(batch)).applied
+        knowledge_base = {}
+        for ns in NAMESPACES:
+            page = await store.list_facts(ns, include_false=True, limit=500)
+            knowledge_base[ns] = {fact.fact_id: fact for fact in page.facts}
+    finally:
+        await publisher.stop()
+        await store.close()
+    assert knowledge_base == fold(batches)
+    second = await run_mirror(kafka, FAST, live, follow=False)
+    assert (first.batches, first.duplicates) == (10, 0)
+    assert (first.edits + second.edits, second.batches, second.duplicates) == (40, 30, 2)
+    assert await _mirrored(live, topic) == knowledge_base
+    with psycopg.connect(live) as conn:
+        rows = conn.execute(
+            "SELECT edit_id, batch_id, record->>'text' FROM edits WHERE document_id = ANY(%s)",
+            ([copy_of[0].document_id, remade_of[0].document_id],),
+        ).fetchall()
+        stats = conn.execute("SELECT duplicate_batches FROM mirror_stats").fetchone()
+    assert sorted(rows) == sorted((e.edit_id, e.batch.id, e.text) for e in [*copy_of, *remade_of])
+    assert stats == (2,)
+
+    # Rebuilt in one round: the copy merges into its first batch (the same batch id), the
+    # remade batch is passed over; the same tables.
+    rebuild = await run_mirror(kafka, FAST, rebuilt, follow=False)
+    assert (rebuild.edits, rebuild.batches, rebuild.duplicates) == (40, len(batches), 1)
+    assert _tables(rebuilt) == _tables(live)

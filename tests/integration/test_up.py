@@ -44,6 +44,8 @@ async def test_up_serves_questions_and_stops_cleanly(stack_factory: StackFactory
         assert "WITHOUT authentication" in text  # no keys configured: said out loud
         pids = [int(p) for p in re.findall(r"^(?:worker|api)\s+pid (\d+)", text, re.M)]
         assert len(pids) == 2, text
+        assert re.search(rf"^console\s+{re.escape(base)}/ui\b", text, re.M), text
+        assert 'id="login"' in httpx.get(f"{base}/ui", timeout=10).text  # the console
 
         doc = {
             "namespace": "desk",

@@ -71,6 +71,8 @@ def test_evaluation_tables_are_the_named_results_files() -> None:
         "convo",
         "temporal",
         "temporal-lm",
+        "multihop",
+        "multihop-lm",
     }
     for page, named, quoted in blocks:
         kind, files = named.split(":", 1)

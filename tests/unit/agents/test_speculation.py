@@ -29,14 +29,17 @@ class Editor:
     of commits; each re-decision waits until the test releases it."""
 
     def __init__(self, *ids: str) -> None:
-        self.kb, self.commits = [hit(i) for i in ids], 0
+        self.kb, self.count = [hit(i) for i in ids], 0
         self.probes = 0
         self.redecisions: list[tuple[list[str], str]] = []  # (candidate ids, at)
         self.cancelled: list[list[str]] = []
         self.release = asyncio.Event()
 
     def commit(self, *ids: str) -> None:
-        self.kb, self.commits = [hit(i) for i in ids], self.commits + 1
+        self.kb, self.count = [hit(i) for i in ids], self.count + 1
+
+    def commits(self, namespace: str) -> int:
+        return self.count
 
     def could_change(
         self, first: EditPlan, seen: list[SearchHit], changed: list[StoredFact]
@@ -44,11 +47,11 @@ class Editor:
         return any(s.fact.fact_id != "far" for s in changed)
 
     async def decide(self, record: InputRecord, recovered: Any) -> Decision:
-        return Decision(plan(list(self.kb)), base=self.commits)
+        return Decision(plan(list(self.kb)), base=self.count)
 
     async def probe(self, first: EditPlan) -> tuple[int, list[SearchHit]]:
         self.probes += 1
-        return self.commits, list(self.kb)
+        return self.count, list(self.kb)
 
     async def redecide(
         self, first: EditPlan, now: list[SearchHit], reason: Conflict, at: str
@@ -190,3 +193,24 @@ async def test_a_document_far_from_its_turn_waits_and_then_checks_what_it_missed
     spec.poke([], now=True)  # an empty commit brings it near: it checks the earlier one
     await settle()
     assert editor.redecisions == [(["a", "b"], "early")]
+
+
+async def test_a_first_decision_that_failed_on_an_older_knowledge_base_is_made_again() -> None:
+    editor = Editor("a")
+    started = asyncio.Event()
+
+    async def fails(*_: Any) -> Decision:
+        started.set()
+        await asyncio.sleep(0.01)
+        raise ValueError("invalid LM output on the candidates of then")
+
+    editor.decide = fails  # type: ignore[method-assign]
+    spec = Speculation(editor, RECORD, None, namespace="desk")  # type: ignore[arg-type]
+    await started.wait()
+    editor.commit("a", "b")  # an earlier document commits while it is being decided
+    decision = await spec
+    # Not the commit's error: it decides the document afresh (no plan to keep).
+    assert decision.plan is None and decision.recovered is None
+    unchanged = Speculation(editor, RECORD, None, namespace="desk")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="invalid LM output"):
+        await unchanged  # nothing committed since: the error is the commit's, as serially

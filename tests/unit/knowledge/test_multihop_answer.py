@@ -8,6 +8,8 @@ from datetime import timedelta
 from fixtures.chain_world import BOTH, NS, T0, TRIPLES, chain_store
 from prometheus_client import CollectorRegistry
 
+from factstream.access import KeyTable
+from factstream.agents.query import QuestionHandler
 from factstream.config import ApiSettings
 from factstream.embed.fake import HashingEmbedder
 from factstream.knowledge.query import AskRequest, QueryEngine
@@ -16,6 +18,7 @@ from factstream.lm.fake import ScriptedLM
 from factstream.metrics import QueryMetrics
 from factstream.tasks.runner import TaskRunner
 from factstream.temporal.intervals import at
+from factstream.topics.records import Question
 
 
 def _answer_from_prompt(request: CompletionRequest) -> str:
@@ -123,3 +126,22 @@ async def test_one_round_at_most_reports_the_check_and_stops() -> None:
     result = await engine.ask(AskRequest(BOTH, NS, mode="multi_hop"))
     assert result.rounds == 1 and result.confidence == 0.0
     assert metrics.second_rounds.labels("multi_hop")._value.get() == 0
+
+
+async def test_a_kafka_question_in_multi_hop_mode_is_answered_with_its_hops() -> None:
+    lm = ScriptedLM([_answer_from_prompt])
+    engine, _ = await _engine(lm)
+    handler = QuestionHandler(engine, KeyTable(open_access=True))
+    question = Question(id="q1", namespace=NS, question=BOTH, mode="multi_hop")
+    answer = await handler.handle(NS.encode(), question.to_bytes(), None)
+    assert answer is not None and answer.error is None and answer.answer == "Cy Ode"
+    assert answer.schema_version == 4 and answer.mode == "multi_hop"
+    assert answer.hops is not None and [h.entity for h in answer.hops] == ["Ana Silva", "Orbit"]
+    assert answer.hops[1].facts and answer.hops[1].facts[0].text == TRIPLES[2][2]
+
+
+async def test_a_plan_over_the_hop_limit_is_not_followed() -> None:
+    lm = ScriptedLM([_answer_from_prompt])
+    engine, _ = await _engine(lm, max_hops=1)
+    result = await engine.ask(AskRequest(BOTH, NS, mode="multi_hop"))
+    assert result.mode == "single" and result.hops == []

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from factstream.knowledge.names import aliases, document_names, leading_name, mentions
+from factstream.knowledge.names import (
+    aliases,
+    document_names,
+    document_title,
+    leading_name,
+    mentions,
+)
 
 
 def test_document_names_are_capitalised_runs_in_order_without_repeats() -> None:
@@ -37,3 +43,20 @@ def test_mentions_match_whole_words_and_capitals() -> None:
     assert not mentions("Does not clearly state green fact", "Kate Green")
     assert not mentions("Greenland votes", "Kate Green")
     assert not mentions("anything", None)
+
+
+def test_a_title_is_the_documents_own_else_its_source_urls_slug() -> None:
+    slug = "https://www.offtheball.com/soccer/connolly-christie-hull-1435982"
+    assert document_title("Christie joins Hull", slug) == "Christie joins Hull"
+    assert document_title(None, slug) == "Connolly Christie Hull"
+    # The last segment with three words or more; numbers and the extension dropped.
+    page = "https://example.com/news-175840-olimpia-milan-add-deshaun-thomas.html"
+    assert document_title("  ", page) == "News Olimpia Milan Add Deshaun Thomas"
+    segments = "https://example.com/world/uk/pm-names-new-cabinet/articleshow/94049219.cms"
+    assert document_title(None, segments) == "Pm Names New Cabinet"
+    # A section or an id is no headline; a source that is not a URL gives none.
+    assert document_title(None, "https://www.bbc.com/news/uk-59135132") is None
+    assert document_title(None, "chat with Ana") is None
+    assert document_title(None, None) is None
+    # Title-cased words name a subject like the text's names do.
+    assert mentions("Connolly Christie Hull", "Cyrus Christie")

@@ -22,12 +22,18 @@ EVERY = Where(NS, None)
 T0 = datetime(2020, 1, 1, tzinfo=UTC)
 
 
-def _fact(n: int, text: str, subject: str | None = None) -> Fact:
+def _fact(
+    n: int,
+    text: str,
+    subject: str | None = None,
+    relation: str | None = None,
+    obj: str | None = None,
+) -> Fact:
     ts = T0.replace(day=1 + n)
     history = [HistoryEntry(ts=ts, truth=True, document_id=f"d{n}", edit_id=f"e{n}")]
     seen = {"first_seen": ts, "last_changed": ts}
     fact = Fact(fact_id=f"f{n}", namespace=NS, text=text, truth=True, history=history, **seen)
-    return fact.model_copy(update={"subject": subject})
+    return fact.model_copy(update={"subject": subject, "relation": relation, "object": obj})
 
 
 async def _store(facts: list[Fact]) -> tuple[InMemoryFactStore, HashingEmbedder]:
@@ -88,6 +94,110 @@ async def test_retrieval_time_is_recorded_per_stage() -> None:
     assert set(timings) == {"embed", "retrieve"} and all(t > 0 for t in timings.values())
 
 
+HULL = "His form to start his time at Hull City is winning over fans and critics alike."
+CLUBS = [
+    _fact(1, "Ian Poole member of sports team Hull City.", "Ian Poole"),
+    _fact(2, "Cyrus Christie member of sports team Swansea City.", "Cyrus Christie"),
+    _fact(3, "Hull City headquarters location Hull.", "Hull City"),
+]
+
+
+async def test_the_title_is_a_query_and_its_names_lift() -> None:
+    store, embedder = await _store(CLUBS)
+    with_title = Retrieval.from_settings(EditorSettings(top_k=2, min_similarity=0.99))
+    assert with_title.title  # on by default
+    how = with_title.but("no title", title=False)
+    # The text names no subject but the club's: Christie's fact is below the floor.
+    hits = await editor_candidates(store, embedder, EVERY, HULL, how)
+    assert [h.fact.fact_id for h in hits] == ["f3"]
+    title = "Connolly Christie Hull"
+    off = await editor_candidates(store, embedder, EVERY, HULL, how, title=title)
+    assert [h.fact.fact_id for h in off] == ["f3"]
+    hits = await editor_candidates(store, embedder, EVERY, HULL, with_title, title=title)
+    assert sorted(h.fact.fact_id for h in hits) == ["f2", "f3"]
+
+
+async def test_the_object_by_its_full_name_and_the_relation_spelt_out_lift() -> None:
+    facts = [
+        _fact(1, "Tuvalu head of state Elizabeth II.", "Tuvalu", "head of state", "Elizabeth II"),
+        _fact(2, "The King and the Queen opened the fair.", "Fair"),
+    ]
+    store, embedder = await _store(facts)
+    how = Retrieval.from_settings(EditorSettings(top_k=1, min_similarity=-1.0)).but(
+        "no cues", relation_lift=0.0, object_lift=0.0
+    )
+    text = "After the Queen died, the King opened the fair; he is head of state of 15 realms."
+    [plain] = await editor_candidates(store, embedder, EVERY, text, how)
+    assert plain.fact.fact_id == "f2"
+    [cued] = await editor_candidates(store, embedder, EVERY, text, how.but("r", relation_lift=1.0))
+    assert cued.fact.fact_id == "f1"
+    # "Queen" is not "Elizabeth II": no object lift; "Queen Elizabeth II" is.
+    obj = how.but("o", object_lift=1.0)
+    [hit] = await editor_candidates(store, embedder, EVERY, text, obj)
+    assert hit.fact.fact_id == "f2"
+    named = text.replace("the Queen died", "Queen Elizabeth II died")
+    [hit] = await editor_candidates(store, embedder, EVERY, named, obj)
+    assert hit.fact.fact_id == "f1"
+
+
+async def test_an_adaptive_floor_keeps_what_is_close_to_the_best_and_every_named_fact() -> None:
+    facts = [
+        _fact(1, "The council of the association met on Monday.", "Council"),
+        _fact(2, "Mark Emmert chairs the NCAA.", "Mark Emmert"),
+        _fact(3, "Oslo is a city of Norway.", "Oslo"),
+        _fact(4, "The association met the council.", "Association"),
+    ]
+    store, embedder = await _store(facts)
+    fixed = Retrieval.from_settings(EditorSettings(top_k=10, min_similarity=-1.0))
+    every = {h.fact.fact_id for h in await editor_candidates(store, embedder, EVERY, DOC, fixed)}
+    assert every == {"f1", "f2", "f3", "f4"}
+    ranked = await ranked_candidates(store, embedder, EVERY, DOC, fixed, depth=10)
+    best = max(c.hit.similarity for c in ranked)
+    oslo = next(c.hit.similarity for c in ranked if c.hit.fact.fact_id == "f3")
+    margin = (best - oslo) / 2  # Oslo is far below the best; the council facts are not
+    adaptive = fixed.but("adaptive", floor_margin=margin)
+    kept = {h.fact.fact_id for h in await editor_candidates(store, embedder, EVERY, DOC, adaptive)}
+    assert "f3" not in kept and "f2" in kept  # Emmert is named: he passes whatever his cosine
+    assert kept == {c.hit.fact.fact_id for c in ranked if c.hit.similarity >= best - margin} | {
+        "f2"
+    }
+
+
+async def test_an_older_fact_of_the_same_subject_and_relation_drops() -> None:
+    facts = [
+        _fact(
+            1, "Wendy Morton position held Minister for Europe.", "Wendy Morton", "position held"
+        ),
+        _fact(
+            2, "Wendy Morton position held Minister for Transport.", "Wendy Morton", "position held"
+        ),
+        _fact(3, "Wendy Morton residence Aldridge.", "Wendy Morton", "residence"),
+    ]
+    store, embedder = await _store(facts)
+    text = "Wendy Morton is now Chief Whip; she was Minister for Europe before."
+    how = Retrieval.from_settings(EditorSettings(top_k=3, min_similarity=-1.0))
+    kept = await ranked_candidates(store, embedder, EVERY, text, how.but("off", older_drop=0.0))
+    assert kept[0].hit.fact.fact_id == "f1"  # the most alike: the document names its post
+    dropped = await ranked_candidates(store, embedder, EVERY, text, how.but("on", older_drop=1.0))
+    # f1 has a newer fact of its subject and relation (f2); the residence is no rival.
+    assert [c.hit.fact.fact_id for c in dropped][-1] == "f1"
+    assert [c.hit.fact.fact_id for c in dropped][:2] in (["f2", "f3"], ["f3", "f2"])
+
+
+async def test_a_subjects_facts_past_the_cap_rank_after_the_others() -> None:
+    facts = [
+        _fact(n, f"King Charles is monarch of realm {n}.", "King Charles") for n in range(1, 5)
+    ]
+    facts.append(_fact(9, "Tuvalu head of state Elizabeth II.", "Tuvalu"))
+    store, embedder = await _store(facts)
+    text = "King Charles is monarch of 15 realms; he is head of state of Tuvalu."
+    how = Retrieval.from_settings(EditorSettings(top_k=3, min_similarity=-1.0))
+    uncapped = await editor_candidates(store, embedder, EVERY, text, how.but("no", subject_cap=0))
+    assert all(h.fact.subject == "King Charles" for h in uncapped)
+    capped = await editor_candidates(store, embedder, EVERY, text, how.but("cap", subject_cap=2))
+    assert [h.fact.subject for h in capped] == ["King Charles", "King Charles", "Tuvalu"]
+
+
 NEW = [
     "The council of the association chose a chair on Monday.",  # close to DOC
     "Emmert stepped down from the NCAA.",  # names DOC's subject
@@ -126,3 +236,18 @@ async def test_a_changed_candidate_could_change_them_and_nothing_changed_cannot(
     assert could_change(seen, DOC, vector, [far], how)
     assert not could_change(seen, DOC, vector, [], how)
     assert could_change(seen, DOC, vector, [far], how.but("hybrid", rank="hybrid"))
+
+
+async def test_a_newer_fact_of_a_candidates_subject_and_relation_could_change_them() -> None:
+    europe = _fact(1, "Wendy Morton position held Minister for Europe.", "Wendy Morton")
+    europe = europe.model_copy(update={"relation": "position held"})
+    store, embedder = await _store([europe, *FACTS[1:]])
+    how = Retrieval.from_settings(EditorSettings(top_k=1, min_similarity=-1.0))
+    text = "Wendy Morton, Minister for Europe, spoke."
+    vector = await embedder.embed(text)
+    seen = await editor_candidates(store, embedder, EVERY, text, how, vector=vector)
+    assert [h.fact.fact_id for h in seen] == ["f1"]
+    whip = _fact(9, "Bananas are yellow.", "Wendy Morton", "position held", "Chief Whip")
+    far = StoredFact(whip, [0.0] * len(vector))  # far from the text, yet it drops f1
+    assert could_change(seen, text, vector, [far], how)
+    assert not could_change(seen, text, vector, [far], how.but("no drop", older_drop=0.0))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -81,6 +83,31 @@ def test_detached_process_survives_and_stops(tmp_path: Path) -> None:
     stop_process(pid, grace_s=5)
     assert not process_alive(pid)
     assert read_pid(pidfile) is None
+
+
+def test_a_detached_server_inherits_no_descriptor_of_ours(tmp_path: Path) -> None:
+    """Run under `flock LOCK ...`, a server would otherwise hold the lock while it runs."""
+    layout = CacheLayout(tmp_path)
+    pidfile, log = layout.pidfile("sleeper"), layout.log("sleeper")
+    held = os.open(tmp_path / "lock", os.O_CREAT | os.O_RDWR)
+    os.set_inheritable(held, True)
+    try:
+        pid = start_detached([sys.executable, "-c", "import time; time.sleep(60)"], log, pidfile)
+        try:
+            target = str(tmp_path / "lock")
+            deadline, opened = time.monotonic() + 10, set[str]()
+            while str(log) not in opened and time.monotonic() < deadline:  # until it runs
+                time.sleep(0.05)
+                with contextlib.suppress(OSError):
+                    opened = {os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()}
+            time.sleep(0.2)  # past the exec
+            opened = {os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()}
+            assert str(log) in opened
+            assert target not in opened
+        finally:
+            stop_process(pid, grace_s=5)
+    finally:
+        os.close(held)
 
 
 def test_a_state_folder_keeps_data_logs_and_pids_apart_from_the_builds(tmp_path: Path) -> None:
