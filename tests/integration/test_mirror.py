@@ -264,7 +264,8 @@ async def test_a_batch_the_worker_published_twice_is_mirrored_once(
     assert knowledge_base == fold(batches)
     second = await run_mirror(kafka, FAST, live, follow=False)
     assert (first.batches, first.duplicates) == (10, 0)
-    assert (first.edits + second.edits, second.batches, second.duplicates) == (40, 30, 2)
+    assert (first.edits + second.edits, second.batches) == (40, len(batches) - 10)
+    assert second.duplicates == 2
     assert await _mirrored(live, topic) == knowledge_base
     with psycopg.connect(live) as conn:
         rows = conn.execute(
