@@ -36,7 +36,7 @@ from fixtures.stack import Stack, StackFactory, _wait_http
 from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import ValidationError
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 
 from factstream.access import hash_key
 from factstream.api.app import create_app
@@ -77,6 +77,25 @@ PUBLIC = {
     "/docs/oauth2-redirect",
     "/openapi.json",
     "/redoc",
+    # The console's pages are empty shells; their data comes from keyed fragments (/ui/f/...).
+    "/ui",
+    "/ui/facts",
+    "/ui/facts/{fact_id}",
+    "/ui/documents/{document_id}",
+    "/ui/feed",
+    "/ui/overview",
+    "/ui/static/console.css",
+    "/ui/static/console.js",
+}
+# Keyed routes that name no namespace: every valid key gets 200 and its own view.
+NAMESPACE_FREE = {"/ui/f/namespaces"}
+# Keyed reads whose allowed answer shows the namespace's facts (so its secret word).
+SHOWS_FACTS = {
+    "/v1/ask",
+    "/v1/facts",
+    "/v1/facts/{fact_id}",
+    "/ui/f/facts",
+    "/ui/f/facts/{fact_id}",
 }
 BAD_CREDENTIALS: list[dict[str, Any]] = [
     {},
@@ -147,6 +166,10 @@ def _walk(found: list[Any], prefix: str) -> Iterator[tuple[str, str]]:
         if included is not None:
             yield from _walk(included.routes, prefix + route.include_context.prefix)
             continue
+        if isinstance(route, Mount):  # the console's static files: each one a public GET
+            for name in sorted(os.listdir(route.app.directory)):  # type: ignore[attr-defined]
+                yield "GET", prefix + route.path + "/" + name
+            continue
         assert isinstance(route, Route), route
         for method in (route.methods or set()) - {"HEAD"}:
             yield method, prefix + route.path
@@ -172,8 +195,44 @@ def requests_for(method: str, path: str, ns: str, api: Api) -> list[dict[str, An
             {"url": path.replace("{fact_id}", i), "params": {"namespace": ns}} for i in ids
         ],
         ("POST", "/v1/documents"): [{"url": path, "json": {"documents": [document]}}],
+        ("GET", "/ui/f/namespaces"): [{"url": path}] if ns == "desk" else [],
+        ("GET", "/ui/f/facts"): [
+            {"url": path, "params": {"namespace": ns, "include_false": True}},
+            {"url": path, "params": {"namespace": ns, "q": "secret base Oslo"}},
+        ],
+        ("GET", "/ui/f/facts/{fact_id}"): [
+            {"url": path.replace("{fact_id}", i), "params": {"namespace": ns}} for i in ids
+        ],
+        ("GET", "/ui/f/documents/{document_id}"): [
+            {"url": path.replace("{document_id}", "doc-1"), "params": {"namespace": ns}}
+        ],
+        ("GET", "/ui/f/overview"): [{"url": path, "params": {"namespace": ns}}],
+        # Server-sent events that never end: read up to the first event, then hang up.
+        ("GET", "/ui/f/feed"): [{"url": path, "params": {"namespace": ns}, "sse": True}],
     }
     return by_route[(method, path)]
+
+
+@dataclass
+class Reply:
+    status_code: int
+    headers: httpx.Headers
+    text: str
+
+
+async def send(http: httpx.AsyncClient, method: str, request: dict[str, Any]) -> Reply:
+    """One request; a server-sent event stream is read up to its first event."""
+    request = dict(request)
+    if not request.pop("sse", False):
+        response = await http.request(method, **request)
+        return Reply(response.status_code, response.headers, response.text)
+    async with http.stream(method, **request) as response:
+        text = ""
+        async for chunk in response.aiter_text():
+            text += chunk
+            if "\n\n" in text:
+                break
+        return Reply(response.status_code, response.headers, text)
 
 
 def _action(method: str, path: str) -> str:
@@ -209,28 +268,35 @@ async def test_auth_matrix_on_every_route_with_zero_cross_namespace_reads(
                 for request in requests_for(method, path, ns, api):
                     for headers in BAD_CREDENTIALS if ns in ("desk", "other") else []:
                         async with api.client(headers) as http:
-                            response = await http.request(method, **request)
+                            response = await send(http, method, request)
                         assert response.status_code == 401, (headers, method, request)
                         assert response.headers["www-authenticate"] == "Bearer"
                         assert _leaks(response.text, None, ns) == []
                         checked["401"] += 1
                     for key in KEYS:
                         async with api.keyed(key) as http:
-                            response = await http.request(method, **request)
+                            response = await send(http, method, request)
                         code = response.status_code
                         assert _leaks(response.text, key, ns) == [], (key, method, request)
-                        if not _allowed(key, action, ns):
+                        if path in NAMESPACE_FREE:  # the key's own view: only what it may read
+                            assert code == 200, (key, method, request, response.text)
+                            shown = {n for n in namespaces if f'value="{n}"' in response.text}
+                            assert all(_allowed(key, "read", n) for n in shown), (key, shown)
+                            assert ("desk" in shown) == _allowed(key, "read", "desk"), key
+                        elif not _allowed(key, action, ns):
                             assert code == 403, (key, method, request, response.text)
                         elif ns not in SECRETS:
                             expected = 202 if action == "publish" else 404
-                            assert code == expected, (key, method, request, response.text)
+                            assert code == expected or (
+                                action == "read" and path not in SHOWS_FACTS and code == 200
+                            ), (key, method, request, response.text)
                         else:
                             assert code in (200, 202, 404), (key, method, request, response.text)
                             if code == 404:  # only a fact id of another namespace
-                                assert "/v1/facts/" in request["url"], response.text
+                                assert "/facts/" in request["url"], response.text
                                 fact_id = request["url"].rsplit("/", 1)[1]
                                 assert fact_id not in api.ids[ns]
-                            elif action == "read":  # an allowed read reads its namespace
+                            elif path in SHOWS_FACTS:  # an allowed read reads its namespace
                                 assert SECRETS[ns] in response.text, (key, request)
                         checked[str(code)] += 1
         for path in PUBLIC & {p for _, p in declared}:
