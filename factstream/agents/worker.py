@@ -312,22 +312,4 @@ def run_worker(settings: Settings, loglevel: str = "info") -> None:
     if created:
         log.info("created topics: %s", ", ".join(created))
     app, _ = build_worker_app(settings)
-    _Worker(app, loglevel=loglevel, loop=loop).execute_from_commandline()
-
-
-class _Worker(faust.Worker):  # faust is untyped (Any): the subclass is unchecked
-    """faust's worker, without the false crash it reported after any rebalance.
-
-    At a rebalance faust stops its fetcher; the fetcher, cancelled while the app is
-    rebalancing, "crashes to be restarted" (faust.transport.consumer.Fetcher._fetcher) and,
-    having no supervisor, marks every service up to this worker as crashed with that
-    CancelledError. The worker goes on, but mode raises the reason again once the loop is
-    closed: a worker stopped by SIGTERM after a rebalance exited with status 1, not 0. A
-    cancellation is no crash: it is dropped here; any other crash reason still fails the exit.
-    """
-
-    def _shutdown_loop(self) -> None:
-        if isinstance(self.crash_reason, asyncio.CancelledError):
-            log.info("stopped; the fetcher's restart at a rebalance was no crash")
-            self.crash_reason = None
-        super()._shutdown_loop()
+    faust.Worker(app, loglevel=loglevel, loop=loop).execute_from_commandline()
