@@ -14,7 +14,6 @@ from pathlib import Path
 import faust
 
 from factstream.config import KafkaSettings, WorkerSettings
-from factstream.streams.fetcher import use_restartable_fetcher
 from factstream.topics.definitions import TopicName, topic_name
 
 __all__ = ["create_app", "documents_topic"]
@@ -26,7 +25,7 @@ def create_app(kafka: KafkaSettings, worker: WorkerSettings) -> faust.App:
     # out of the cwd, in a folder that exists.
     datadir = Path(tempfile.gettempdir()) / "factstream-faust"
     datadir.mkdir(exist_ok=True)
-    app = faust.App(
+    return faust.App(
         worker.app_id,
         broker=[f"kafka://{server.strip()}" for server in kafka.bootstrap_servers.split(",")],
         store="memory://",
@@ -41,8 +40,6 @@ def create_app(kafka: KafkaSettings, worker: WorkerSettings) -> faust.App:
         broker_commit_interval=worker.commit_interval_s,
         consumer_auto_offset_reset="earliest",
     )
-    use_restartable_fetcher(app)  # no false crash at each rebalance
-    return app
 
 
 def documents_topic(app: faust.App, kafka: KafkaSettings) -> faust.TopicT:

@@ -153,7 +153,7 @@ async def test_three_workers_in_one_group_through_seeded_rebalances(
 async def test_a_worker_stopped_after_a_rebalance_exits_cleanly(
     stack_factory: StackFactory, scale: Scale, figures: Figures
 ) -> None:
-    """SIGTERM after a rebalance: status 0, as after none (it was 1: streams/fetcher.py).
+    """SIGTERM after a rebalance: status 0, as after none.
 
     On the shared single-node services: the group's rebalance is the point, not the cluster.
     """
