@@ -79,9 +79,11 @@ test-integration: provision
 	$(BIN)/pytest -m integration
 
 # The reliability suite at full size (make test runs it reduced); figures to docs/reliability/.
+# Its temporary folders (every worker's log) stay in build/reliability until its next run,
+# out of reach of pytest's rotation of /tmp/pytest-of-$USER by other pytest runs.
 reliability: lint provision
 	FACTSTREAM_RELIABILITY=full FACTSTREAM_RELIABILITY_RESULTS=docs/reliability \
-		$(BIN)/pytest tests/reliability
+		$(BIN)/pytest tests/reliability --basetemp=build/reliability
 
 # The web console's browser test (Debian's chromium), keeping its screenshots for the docs.
 screenshots: provision

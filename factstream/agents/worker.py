@@ -33,6 +33,7 @@ __all__ = [
     "Runtime",
     "build_worker_app",
     "partition_transactional_id",
+    "release_partition_topic",
     "run_worker",
 ]
 
@@ -195,6 +196,8 @@ def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:
             # the revoked partition, and the next assignment would fail on it. Nothing was
             # committed for the document in flight: its new owner reads it again.
             log.info("editor actor stopped (partition revoked or worker stopping)")
+        finally:
+            release_partition_topic(stream)
 
     register_query_agent(app, settings, runtime.clients)
     _track_partitions(app, runtime, settings)
@@ -204,6 +207,22 @@ def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:
         await runtime.close()
 
     return app, runtime
+
+
+def release_partition_topic(stream: faust.StreamT[bytes]) -> None:
+    """Unregister an ended actor's one-partition topic from faust's conductor.
+
+    faust does it only when the actor's iteration of the stream ends
+    (Topic.on_stop_iteration). An actor revoked while it waits elsewhere (an LM call, a
+    publish) is cancelled there: its iteration never ends, the topic stays registered with
+    the revoked partition, and the next assignment without that partition fails faust's
+    ``assert topic.active_partitions.issubset(assigned)`` (Conductor._update_tp_index): the
+    app crashes and the worker exits with status 1 (issue 25's group test). Doing it twice
+    is harmless (a set's discard).
+    """
+    channel: Any = stream.channel
+    if getattr(channel, "active_partitions", None) is not None:
+        channel.on_stop_iteration()
 
 
 def partition_transactional_id(app_id: str, partition: int) -> str:

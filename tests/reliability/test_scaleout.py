@@ -150,6 +150,42 @@ async def test_three_workers_in_one_group_through_seeded_rebalances(
     assert rebalances >= scale.pick(10, 5)
 
 
+async def test_a_worker_stopped_after_a_rebalance_exits_cleanly(
+    stack_factory: StackFactory, scale: Scale, figures: Figures
+) -> None:
+    """SIGTERM after a rebalance: status 0, as after none.
+
+    On the shared single-node services: the group's rebalance is the point, not the cluster.
+    """
+    over_budget(scale)
+    scenario = stream_scenario(32, seed=25, shops=16)
+    stack = await stack_factory(scenario.decisions, **_ENV)
+    first = stack.start_worker()
+    await stack.publish(scenario.documents[:16])
+    await stack.wait_outcomes(16)  # it owns every partition and has worked on them
+
+    async def rebalanced() -> bool:  # the second worker's join: a second generation
+        return len(_GENERATION.findall(stack.worker_log(0))) >= 2
+
+    second = stack.start_worker()
+    await stack.wait_for(rebalanced, "the first worker in a second generation", timeout_s=120)
+    await stack.publish(scenario.documents[16:])
+    await stack.wait_outcomes(32)
+    began = time.monotonic()
+    await asyncio.to_thread(stack.kill_worker, first, signal.SIGTERM)
+    stopped_s = time.monotonic() - began
+    await asyncio.to_thread(stack.kill_worker, second, signal.SIGTERM)
+    figures.record(
+        "scaleout_sigterm_after_rebalance",
+        f"first worker exit {first.returncode} after {stopped_s:.1f}s, second {second.returncode}",
+        first=first.returncode,
+        second=second.returncode,
+        seconds=round(stopped_s, 1),
+    )
+    assert "We experienced a crash" not in stack.worker_log(0)
+    assert (first.returncode, second.returncode) == (0, 0), stack.worker_log(0)[-3000:]
+
+
 async def test_a_zombie_worker_is_fenced_and_publishes_nothing(
     private_cluster: PrivateCluster, stack_factory: StackFactory, scale: Scale, figures: Figures
 ) -> None:
