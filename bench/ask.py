@@ -18,6 +18,7 @@ import asyncio
 import math
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from factstream.knowledge.hop_rules import plan_by_rules
 from factstream.knowledge.names import document_names
 from factstream.knowledge.query import AskRequest, QueryEngine, prompt_facts
 from factstream.knowledge.time_plan import has_temporal_cue
+from factstream.knowledge.valid_time import ValidTimeSource, question_valid_time
 from factstream.prompts import answer
 from factstream.services import manager
 from factstream.services.process import read_pid
@@ -110,8 +112,20 @@ def hop_questions(sentences: list[str], count: int) -> list[str]:
     """
     names = list(dict.fromkeys(n for s in sentences for n in document_names(s) if " " in n))
     asked = [f"Who is the chief executive of {n}'s employer?" for n in names]
-    kept = [q for q in asked if plan_by_rules(q) is not None and not has_temporal_cue(q)]
+    kept = [q for q in asked if _rules_alone(q)]
     return [kept[i % len(kept)] for i in range(count)] if kept else []
+
+
+def _rules_alone(question: str) -> bool:
+    """Whether the engine reads the question without the LM: no time in it ("of Jan
+    Boven's" reads as a month, and the hops are planned from the text without it), no
+    temporal cue, and a rule plans the rest."""
+    valid = question_valid_time(question, valid=None, as_of=None, now=datetime.now(UTC))
+    return (
+        valid.source is ValidTimeSource.CURRENT
+        and not has_temporal_cue(valid.search_text)
+        and plan_by_rules(valid.search_text) is not None
+    )
 
 
 def _lm_plans(timings: dict[str, float]) -> int:

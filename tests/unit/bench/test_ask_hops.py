@@ -28,3 +28,10 @@ def test_hop_questions_leave_out_names_that_would_reach_the_lm() -> None:
     asked = hop_questions(sentences, 3)
     assert asked == ["Who is the chief executive of Ana Silva's employer?"] * 3
     assert all(not has_temporal_cue(q) for q in asked)
+
+
+def test_hop_questions_leave_out_names_read_as_a_time() -> None:
+    # "of Jan" reads as a month: the hops would be planned from "... executive Boven's
+    # employer?", which no rule reads (plan_hops.v1 would plan it).
+    asked = hop_questions(["Jan Boven spoke.", "Ana Silva moved to Lisbon."], 2)
+    assert asked == ["Who is the chief executive of Ana Silva's employer?"] * 2
