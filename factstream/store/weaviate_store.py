@@ -31,9 +31,9 @@ from factstream.errors import StoreError, StoreUnavailable, StoreWriteFailed
 from factstream.store.base import AppliedBatch, FactCounts, FactPage, SearchHit, StoredFact
 from factstream.store.entities import ENTITY_INDEX_VERSION, is_about
 from factstream.store.rules import (
-    check_namespace,
+    check_list_limit,
     check_search_args,
-    odd_dimensions,
+    check_write,
     order_key,
     similarities,
     valid_during,
@@ -233,8 +233,7 @@ class WeaviateFactStore:
         valid: ValidInterval | None = None,
     ) -> FactPage:
         """Facts in byte order of their ids, ``limit`` a page; see ``rules.visible``."""
-        if limit < 1:
-            raise ValueError(f"limit must be at least 1, not {limit}")
+        check_list_limit(limit)
         if valid is not None and valid.is_empty:
             return FactPage([], None)
         await self._ensure_valid_time(namespace, valid)
@@ -283,9 +282,7 @@ class WeaviateFactStore:
         Raises:
             StoreWriteFailed: some facts were rejected (their ids and the server's messages).
         """
-        check_namespace(namespace, facts)
-        if odd := odd_dimensions(facts):
-            raise StoreWriteFailed(namespace, odd)
+        check_write(namespace, facts)
         if not facts:
             return
         await self._ensure_tenant(namespace)
