@@ -40,6 +40,7 @@ from factstream.prompts.models import (
     Prompt,
     Salvaged,
     as_data,
+    chat,
     strict_object,
 )
 from factstream.prompts.structured import (
@@ -109,10 +110,7 @@ _EXAMPLE_ANSWER = (
 def extract_facts_v1(ctx: ExtractFactsContext) -> list[Message]:
     """ERASE A.2 with one short worked example; the document goes in as data."""
     doc = ctx.document
-    user = (
-        f"{as_data('document', doc.body, date=doc.date)}\n\n"
-        f"List at most {ctx.max_facts} facts this document states."
-    )
+    user = f"{doc.wrapped}\n\nList at most {ctx.max_facts} facts this document states."
     return [
         Message(role="system", content=_SYSTEM_V1),
         Message(role="user", content=f"{_EXAMPLE_USER}\n\nList at most 8 facts."),
@@ -186,10 +184,10 @@ def extract_facts_v2(ctx: ExtractFactsContext) -> list[Message]:
     """Structured facts with their time; rules and schema, no worked example to copy."""
     doc = ctx.document
     user = (
-        f"{as_data('document', doc.body, date=doc.date)}\n\n"
+        f"{doc.wrapped}\n\n"
         f"The document's date is {doc.date}. List at most {ctx.max_facts} facts it states."
     )
-    return [Message(role="system", content=_SYSTEM_V2), Message(role="user", content=user)]
+    return chat(_SYSTEM_V2, user)
 
 
 def _schema_v2(ctx: ExtractFactsContext) -> JsonSchema:
@@ -264,11 +262,11 @@ def extract_facts_v3(ctx: ExtractFactsContext) -> list[Message]:
     doc = ctx.document
     speakers = ", ".join(doc.speakers) or "not given"
     user = (
-        f"{as_data('document', doc.body, date=doc.date)}\n\n"
+        f"{doc.wrapped}\n\n"
         f"The speakers: {speakers}. The conversation's date is {doc.date}. List at most "
         f"{ctx.max_facts} facts it states, each naming its people in full."
     )
-    return [Message(role="system", content=_SYSTEM_V3), Message(role="user", content=user)]
+    return chat(_SYSTEM_V3, user)
 
 
 # v2's answer, checks and salvage; only the messages differ.

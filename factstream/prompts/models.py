@@ -21,8 +21,10 @@ __all__ = [
     "Message",
     "Prompt",
     "PromptFn",
+    "REASONED_ANSWER_JSON",
     "Salvaged",
     "as_data",
+    "chat",
     "defuse_control_tokens",
     "strict_object",
 ]
@@ -82,6 +84,11 @@ class DocumentView(BaseModel):
     def date(self) -> str:
         """The event date as the prompts write it (YYYY-MM-DD)."""
         return self.timestamp.date().isoformat()
+
+    @property
+    def wrapped(self) -> str:
+        """The document wrapped as data with its date, as every editing prompt shows it."""
+        return as_data("document", self.body, date=self.date)
 
 
 C = TypeVar("C")
@@ -147,6 +154,15 @@ class Prompt(Generic[C, R]):
         if self.parse is not None:
             return self.parse(text)
         return self.response_model.model_validate_json(text)
+
+
+# The closing line of the prompts whose answer is brief reasoning, then the answer.
+REASONED_ANSWER_JSON = 'Answer with JSON only: {"reasoning": "...", "answer": "..."}.'
+
+
+def chat(system: str, user: str) -> list[Message]:
+    """The two messages of a one-turn prompt: its system text, then the user's."""
+    return [Message(role="system", content=system), Message(role="user", content=user)]
 
 
 def strict_object(name: str, properties: Mapping[str, Any]) -> JsonSchema:

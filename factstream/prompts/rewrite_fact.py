@@ -24,6 +24,7 @@ from factstream.prompts.models import (
     Prompt,
     Salvaged,
     as_data,
+    chat,
     strict_object,
 )
 from factstream.prompts.structured import (
@@ -81,7 +82,7 @@ def _data(ctx: RewriteFactContext) -> str:
     doc = ctx.document
     true_facts = "\n".join(f"- {f}" for f in ctx.true_facts) or "(none)"
     return (
-        f"{as_data('document', doc.body, date=doc.date)}\n\n"
+        f"{doc.wrapped}\n\n"
         f"Other facts true as of {doc.date}:\n{as_data('true_facts', true_facts)}\n\n"
         f"{as_data('fact', ctx.fact)}\n\n"
     )
@@ -98,7 +99,7 @@ def rewrite_fact_v1(ctx: RewriteFactContext) -> list[Message]:
         "null if no rewrite is possible.\n"
         'Answer with JSON only: {"rewrite": "the rewritten fact"} or {"rewrite": null}.'
     )
-    return [Message(role="system", content=system), Message(role="user", content=user)]
+    return chat(system, user)
 
 
 _SCHEMA = strict_object(
@@ -163,7 +164,7 @@ def rewrite_fact_v2(ctx: RewriteFactContext) -> list[Message]:
         '"object": ..., "object_type": ..., "time": ..., "valid_from": ..., "valid_to": ...}} '
         'or {"rewrite": null}.'
     )
-    return [Message(role="system", content=system), Message(role="user", content=user)]
+    return chat(system, user)
 
 
 _SCHEMA_V2 = strict_object(
