@@ -28,12 +28,13 @@ from factstream.prompts.models import (
     strict_object,
 )
 from factstream.prompts.structured import (
+    FACT_JSON,
     FIELD_RULES,
     StructuredFact,
     fact_max_tokens,
     fact_problems,
     fact_schema,
-    repair_fact,
+    salvage_fact,
 )
 
 __all__ = [
@@ -160,9 +161,7 @@ def rewrite_fact_v2(ctx: RewriteFactContext) -> list[Message]:
     user = (
         f"{_data(ctx)}"
         f"{why}, or answer null if no rewrite is possible.\n"
-        'Answer with JSON only: {"rewrite": {"text": ..., "subject": ..., "relation": ..., '
-        '"object": ..., "object_type": ..., "time": ..., "valid_from": ..., "valid_to": ...}} '
-        'or {"rewrite": null}.'
+        f'Answer with JSON only: {{"rewrite": {FACT_JSON}}} or {{"rewrite": null}}.'
     )
     return chat(system, user)
 
@@ -193,9 +192,8 @@ def salvage_structured_rewrite(
         check_rewrite(ctx, Rewrite(rewrite=answer.rewrite.text))
     except ConstraintBroken:
         return None
-    problems = fact_problems(answer.rewrite, ctx.document)
-    kept = StructuredRewrite(rewrite=repair_fact(answer.rewrite, problems))
-    return Salvaged(kept, tuple(sorted({problem.kind for problem in problems})))
+    repaired, refused = salvage_fact(answer.rewrite, ctx.document)
+    return Salvaged(StructuredRewrite(rewrite=repaired), tuple(refused))
 
 
 def _schema_v2(_ctx: RewriteFactContext) -> JsonSchema:
