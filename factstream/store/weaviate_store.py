@@ -61,7 +61,7 @@ from factstream.store.schema import (
 from factstream.temporal.intervals import ValidInterval
 from factstream.topics.records import Fact
 
-__all__ = ["MAX_RESULTS", "WeaviateFactStore", "is_outage"]
+__all__ = ["MAX_RESULTS", "WeaviateFactStore", "drop_collections", "is_outage"]
 
 log = logging.getLogger(__name__)
 
@@ -514,6 +514,18 @@ class WeaviateFactStore:
             if is_outage(exc):
                 raise StoreUnavailable(self._url, f"{action}: {exc}") from exc
             raise StoreError(f"{action} at {self._url}: {exc}") from exc
+
+
+def drop_collections(connection: WeaviateSettings, prefix: str) -> list[str]:
+    """Delete every collection whose name starts with ``prefix`` (a test's or a benchmark's
+    own, when it ends); returns the names deleted."""
+    with weaviate.connect_to_local(
+        host=connection.host, port=connection.http_port, grpc_port=connection.grpc_port
+    ) as client:
+        ours = [name for name in client.collections.list_all() if name.startswith(prefix)]
+        for name in ours:
+            client.collections.delete(name)
+    return ours
 
 
 def is_outage(exc: BaseException) -> bool:
