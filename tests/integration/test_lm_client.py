@@ -333,6 +333,18 @@ async def _until(condition: Callable[[], bool], timeout_s: float, what: str) -> 
         await asyncio.sleep(0.05)
 
 
+async def _quiet(server: SecondServer, timeout_s: float = 60) -> float:
+    """Wait until the server uses no CPU (its start-up is over); its CPU seconds then."""
+    deadline, before = time.monotonic() + timeout_s, server.cpu_seconds()
+    while True:
+        await asyncio.sleep(0.5)
+        now = server.cpu_seconds()
+        if now - before < 0.05:
+            return now
+        assert time.monotonic() < deadline, f"the server still busy after {timeout_s} s"
+        before = now
+
+
 async def test_server_killed_mid_call_is_waited_for(second_server: SecondServer) -> None:
     registry = CollectorRegistry()
     settings = second_server.lm.model_copy(
@@ -360,7 +372,7 @@ async def test_server_killed_mid_call_is_waited_for(second_server: SecondServer)
         max_tokens=300,
     )
     try:
-        idle_cpu = second_server.cpu_seconds()
+        idle_cpu = await _quiet(second_server)
         call = asyncio.create_task(lm.complete(long_request))
         # Kill once the server is working on the request (conditions, not fixed sleeps: a
         # loaded machine makes every step slower, never the order different).
