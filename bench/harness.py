@@ -17,14 +17,13 @@ from typing import Any
 
 import httpx
 import orjson
-import weaviate
 from aiokafka import AIOKafkaProducer
-from aiokafka.admin import AIOKafkaAdminClient
 
 from factstream.config import Settings
 from factstream.services.process import free_port, stop_children, wait_until
-from factstream.streams.admin import ensure_topics
-from factstream.topics.definitions import TOPICS, TopicName, topic_name
+from factstream.store.weaviate_store import drop_collections
+from factstream.streams.admin import delete_topics, ensure_topics
+from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import Document
 
 __all__ = ["REPO", "Deployment"]
@@ -169,25 +168,5 @@ class Deployment:
         stop_children(self._procs)
         for log in self._logs:
             log.close()
-        await self._delete_topics()
-        self._delete_collections()
-
-    async def _delete_topics(self) -> None:
-        admin = AIOKafkaAdminClient(bootstrap_servers=self.settings.kafka.bootstrap_servers)
-        await admin.start()
-        try:
-            existing = set(await admin.list_topics())
-            ours = [self.topic(n) for n in TOPICS if self.topic(n) in existing]
-            if ours:
-                await admin.delete_topics(ours)
-        finally:
-            await admin.close()
-
-    def _delete_collections(self) -> None:
-        cfg, prefix = self.settings.weaviate, self.settings.store.collection_prefix
-        with weaviate.connect_to_local(
-            host=cfg.host, port=cfg.http_port, grpc_port=cfg.grpc_port
-        ) as client:
-            for name in client.collections.list_all():
-                if name.startswith(prefix):
-                    client.collections.delete(name)
+        await delete_topics(self.settings.kafka)
+        drop_collections(self.settings.weaviate, self.settings.store.collection_prefix)

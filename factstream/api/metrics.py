@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from prometheus_client import Counter
 
-from factstream.metrics import Metrics, QueryMetrics
+from factstream.metrics import Metrics, MetricSpec, QueryMetrics
 
 __all__ = ["ApiMetrics"]
+
+_REQUESTS = MetricSpec(
+    Counter,
+    "factstream_api_requests",
+    "route method status",
+    "HTTP requests by route template, method and status code.",
+)
 
 
 @dataclass(frozen=True)
@@ -20,15 +28,8 @@ class ApiMetrics:
 
     @classmethod
     def create(cls, metrics: Metrics) -> ApiMetrics:
-        return cls(
-            requests=Counter(
-                "factstream_api_requests",
-                "HTTP requests by route template, method and status code.",
-                ["route", "method", "status"],
-                registry=metrics.registry,
-            ),
-            query=metrics.query,
-        )
+        requests = cast(Counter, _REQUESTS.build(metrics.registry))  # _REQUESTS is a Counter
+        return cls(requests=requests, query=metrics.query)
 
     def observe_ask(self, timings: dict[str, float]) -> None:
         self.query.observe_ask(timings)

@@ -29,24 +29,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any, Literal
 
-from factstream.prompts import (
-    answer,
-    classify_fact,
-    classify_facts,
-    extract_facts,
-    plan_hops,
-    plan_time,
-    render_turn,
-    rewrite_fact,
-    verify_answer,
-)
 from factstream.prompts.models import DocumentView, Prompt
+from factstream.prompts.registry import sample_contexts
 
 __all__ = [
     "MIN_PROMPT_WORDS",
@@ -259,51 +249,15 @@ def _date_texts(date: datetime) -> list[str]:
 
 
 # Probe contexts: the data parts say "zqx" words no fact contains, so what the rendered
-# messages share with a fact is the prompt's own text. A task without a probe here fails
-# the registry test (tests/unit/knowledge/test_grounding.py), never silently.
+# messages share with a fact is the prompt's own text. A task without a probe
+# (prompts.registry.sample_contexts) fails the registry test
+# (tests/unit/knowledge/test_grounding.py), never silently.
 _PROBE = "zqxdoc zqxtext"
 _PROBE_DOC = DocumentView(text=_PROBE, title=None, timestamp=datetime(1111, 11, 11, tzinfo=UTC))
-_PROBES: Mapping[str, Callable[[], list[Any]]] = {
-    "extract_facts": lambda: [extract_facts.ExtractFactsContext(document=_PROBE_DOC)],
-    "rewrite_fact": lambda: [
-        rewrite_fact.RewriteFactContext(
-            document=_PROBE_DOC, fact="zqxfact", true_facts=("zqxtrue",), change=change
-        )
-        for change in (None, "update", "correction")
-    ],
-    "classify_facts": lambda: [
-        classify_facts.ClassifyFactsContext(document=_PROBE_DOC, facts=("zqxfact", "zqxother"))
-    ],
-    "classify_fact": lambda: [
-        classify_fact.ClassifyFactContext(document=_PROBE_DOC, fact="zqxfact")
-    ],
-    "answer_choice": lambda: [
-        answer.AnswerChoiceContext(
-            question="zqxquestion",
-            facts=(answer.FactWithHistory(text="zqxfact"),),
-            choices=("zqxone", "zqxtwo"),
-        )
-    ],
-    "answer_free": lambda: [
-        answer.AnswerFreeContext(
-            question="zqxquestion", facts=(answer.FactWithHistory(text="zqxfact"),)
-        )
-    ],
-    "plan_time": lambda: [plan_time.PlanTimeContext(question="zqxquestion")],
-    "plan_hops": lambda: [plan_hops.PlanHopsContext(question="zqxquestion")],
-    "verify_answer": lambda: [
-        verify_answer.VerifyAnswerContext(
-            question="zqxquestion",
-            answer="zqxanswer",
-            facts=(answer.FactWithHistory(text="zqxfact"),),
-        )
-    ],
-    "render_turn": lambda: [
-        render_turn.RenderTurnContext(
-            speaker="zqxspeaker", listener="zqxlistener", turn=_PROBE, facts=("zqxfact",)
-        )
-    ],
-}
+
+
+def _probe_word(role: str) -> str:
+    return _PROBE if role == "turn" else f"zqx{role}"
 
 
 def prompt_texts(prompts: Mapping[str, Prompt[Any, Any]]) -> list[str]:
@@ -315,7 +269,7 @@ def prompt_texts(prompts: Mapping[str, Prompt[Any, Any]]) -> list[str]:
     texts = []
     for prompt_id in sorted(prompts):
         prompt = prompts[prompt_id]
-        for ctx in _PROBES[prompt.name]():
+        for ctx in sample_contexts(_PROBE_DOC, _probe_word)[prompt.name]:
             texts += [message.content for message in prompt.messages(ctx)]
     return texts
 

@@ -11,11 +11,13 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from factstream.prompts.models import (
+    REASONED_ANSWER_JSON,
     ConstraintBroken,
     JsonSchema,
     Message,
     Prompt,
     as_data,
+    chat,
     defuse_control_tokens,
     strict_object,
 )
@@ -102,33 +104,35 @@ def _when(as_of: datetime | None) -> str:
     return f" as of {as_of.date().isoformat()}" if as_of is not None else ""
 
 
+def _given(facts: tuple[FactWithHistory, ...]) -> str:
+    return (
+        f"{as_data('facts', render_facts(facts))}\n\n"
+        "Given that the facts above hold (with their histories) and anything else you know, "
+    )
+
+
 def answer_choice_v1(ctx: AnswerChoiceContext) -> list[Message]:
     """ERASE A.3, multiple choice: read the facts, reason briefly, pick one choice."""
     # Choices are the asker's text: no control tokens (the schema still holds them verbatim).
     choices = "\n".join(f"- {defuse_control_tokens(c)}" for c in ctx.choices)
     user = (
-        f"{as_data('facts', render_facts(ctx.facts))}\n\n"
-        f"Given that the facts above hold (with their histories) and anything else you know, "
-        f"what is the likeliest answer to this question{_when(ctx.as_of)}?\n"
+        f"{_given(ctx.facts)}what is the likeliest answer to this question{_when(ctx.as_of)}?\n"
         f"{as_data('question', ctx.question)}\n\n"
         f"Choices:\n{choices}\n\n"
         'Reason briefly (in "reasoning"), then answer with one of the choices, copied exactly '
-        '(in "answer"). Answer with JSON only: {"reasoning": "...", "answer": "..."}.'
+        '(in "answer"). '
     )
-    return [Message(role="system", content=_SYSTEM), Message(role="user", content=user)]
+    return chat(_SYSTEM, user + REASONED_ANSWER_JSON)
 
 
 def answer_free_v1(ctx: AnswerFreeContext) -> list[Message]:
     """ERASE A.3, free form: read the facts, reason briefly, answer in a few words."""
     user = (
-        f"{as_data('facts', render_facts(ctx.facts))}\n\n"
-        f"Given that the facts above hold (with their histories) and anything else you know, "
-        f"answer this question{_when(ctx.as_of)}:\n"
+        f"{_given(ctx.facts)}answer this question{_when(ctx.as_of)}:\n"
         f"{as_data('question', ctx.question)}\n\n"
         'Reason briefly (in "reasoning"), then give a short answer (in "answer"). '
-        'Answer with JSON only: {"reasoning": "...", "answer": "..."}.'
     )
-    return [Message(role="system", content=_SYSTEM), Message(role="user", content=user)]
+    return chat(_SYSTEM, user + REASONED_ANSWER_JSON)
 
 
 def _schema(answer: dict[str, object]) -> JsonSchema:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from factstream.prompts.classify_facts import LABELS, LABELS_V3, Label
 from factstream.prompts.models import (
+    REASONED_ANSWER_JSON,
     Choice,
     ConstraintBroken,
     DocumentView,
@@ -21,6 +22,7 @@ from factstream.prompts.models import (
     Message,
     Prompt,
     as_data,
+    chat,
     strict_object,
 )
 
@@ -61,26 +63,36 @@ _DATA_NOTE = (
 def _question(ctx: ClassifyFactContext) -> str:
     doc = ctx.document
     return (
-        f"{as_data('document', doc.body, date=doc.date)}\n\n"
+        f"{doc.wrapped}\n\n"
         f"{as_data('fact', ctx.fact)}\n\n"
         f"The fact was true before this document. In light of the document, is it likely "
         f"still true as of {doc.date}?"
     )
 
 
+# v1 and v3 differ only in the labels they explain.
+_REASON_FIRST = (
+    "First summarise what the document tells us that bears on the fact and reason briefly "
+    '(in "reasoning"), then give your answer (in "answer"): '
+)
+_STILL_TRUE = (
+    "Assume the fact is still true if nothing in the document contradicts it.\n"
+    + REASONED_ANSWER_JSON
+)
+
+
+def _reasoned(ctx: ClassifyFactContext, labels: str) -> list[Message]:
+    return chat(_DATA_NOTE, f"{_question(ctx)}\n{_REASON_FIRST}{labels} {_STILL_TRUE}")
+
+
 def classify_fact_v1(ctx: ClassifyFactContext) -> list[Message]:
     """ERASE round 1: summarise the changes, reason briefly, then answer."""
-    user = (
-        f"{_question(ctx)}\n"
-        "First summarise what the document tells us that bears on the fact and reason briefly "
-        '(in "reasoning"), then give your answer (in "answer"): "reinforce" if the document '
-        'makes the fact more likely, "make_false" if it makes the fact less likely or no '
-        'longer true, "no_change" if it does not affect the fact (for example because it is '
-        "about something else). Assume the fact is still true if nothing in the document "
-        "contradicts it.\n"
-        'Answer with JSON only: {"reasoning": "...", "answer": "..."}.'
+    return _reasoned(
+        ctx,
+        '"reinforce" if the document makes the fact more likely, "make_false" if it makes the '
+        'fact less likely or no longer true, "no_change" if it does not affect the fact (for '
+        "example because it is about something else).",
     )
-    return [Message(role="system", content=_DATA_NOTE), Message(role="user", content=user)]
 
 
 def classify_fact_v2(ctx: ClassifyFactContext) -> list[Message]:
@@ -91,24 +103,19 @@ def classify_fact_v2(ctx: ClassifyFactContext) -> list[Message]:
         '(the document shows it is no longer true) or "no_change" (the document does not '
         "affect it). A fact stays true unless the document contradicts it."
     )
-    return [Message(role="system", content=_DATA_NOTE), Message(role="user", content=user)]
+    return chat(_DATA_NOTE, user)
 
 
 def classify_fact_v3(ctx: ClassifyFactContext) -> list[Message]:
     """v1 with two kinds of false: outdated (the world changed) and wrong (never true)."""
-    user = (
-        f"{_question(ctx)}\n"
-        "First summarise what the document tells us that bears on the fact and reason briefly "
-        '(in "reasoning"), then give your answer (in "answer"): "reinforce" if the document '
-        'makes the fact more likely; "outdated" if the fact was true but the document reports '
-        "a change in the world, so it no longer holds (someone or something replaced, moved, "
-        'ended, left); "wrong" if the document shows the fact was never true (it corrects or '
-        'denies it); "no_change" if it does not affect the fact (for example because it is '
-        "about something else). Assume the fact is still true if nothing in the document "
-        "contradicts it.\n"
-        'Answer with JSON only: {"reasoning": "...", "answer": "..."}.'
+    return _reasoned(
+        ctx,
+        '"reinforce" if the document makes the fact more likely; "outdated" if the fact was '
+        "true but the document reports a change in the world, so it no longer holds (someone "
+        'or something replaced, moved, ended, left); "wrong" if the document shows the fact '
+        'was never true (it corrects or denies it); "no_change" if it does not affect the '
+        "fact (for example because it is about something else).",
     )
-    return [Message(role="system", content=_DATA_NOTE), Message(role="user", content=user)]
 
 
 def _judgement_schema(labels: tuple[Label, ...]) -> JsonSchema:

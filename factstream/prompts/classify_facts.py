@@ -22,6 +22,7 @@ from factstream.prompts.models import (
     Message,
     Prompt,
     as_data,
+    chat,
     strict_object,
 )
 
@@ -96,13 +97,13 @@ def _data(ctx: ClassifyFactsContext) -> str:
     """The document and the numbered facts, wrapped as data."""
     facts = "\n".join(f"{i}. {fact}" for i, fact in enumerate(ctx.facts))
     doc = ctx.document
-    return f"{as_data('document', doc.body, date=doc.date)}\n\n{as_data('facts', facts)}"
+    return f"{doc.wrapped}\n\n{as_data('facts', facts)}"
 
 
 def classify_facts_v1(ctx: ClassifyFactsContext) -> list[Message]:
     """Messages for the batched classification, version 1."""
     user = f"{_data(ctx)}\n\nLabel each of the {len(ctx.facts)} facts (0 to {len(ctx.facts) - 1})."
-    return [Message(role="system", content=_SYSTEM_V1), Message(role="user", content=user)]
+    return chat(_SYSTEM_V1, user)
 
 
 def _schema(ctx: ClassifyFactsContext, labels_allowed: tuple[Label, ...] = LABELS) -> JsonSchema:
@@ -198,7 +199,7 @@ class LabelList(BaseModel):
 def classify_facts_v2(ctx: ClassifyFactsContext) -> list[Message]:
     """Messages for the batched classification, version 2 (compact)."""
     user = f"{_data(ctx)}\n\nThe {len(ctx.facts)} labels, in order:"
-    return [Message(role="system", content=_SYSTEM_V2), Message(role="user", content=user)]
+    return chat(_SYSTEM_V2, user)
 
 
 def _schema_v2(ctx: ClassifyFactsContext) -> JsonSchema:
@@ -244,7 +245,7 @@ longer holds as of the document's date (someone or something replaced, moved, en
 def classify_facts_v3(ctx: ClassifyFactsContext) -> list[Message]:
     """Messages for the batched classification, version 3 (outdated or wrong)."""
     user = f"{_data(ctx)}\n\nLabel each of the {len(ctx.facts)} facts (0 to {len(ctx.facts) - 1})."
-    return [Message(role="system", content=_SYSTEM_V3), Message(role="user", content=user)]
+    return chat(_SYSTEM_V3, user)
 
 
 V3: Prompt[ClassifyFactsContext, FactLabels] = Prompt(

@@ -22,8 +22,10 @@ __all__ = [
     "Prompt",
     "PromptFn",
     "QuestionContext",
+    "REASONED_ANSWER_JSON",
     "Salvaged",
     "as_data",
+    "chat",
     "defuse_control_tokens",
     "question_messages",
     "strict_object",
@@ -84,6 +86,11 @@ class DocumentView(BaseModel):
     def date(self) -> str:
         """The event date as the prompts write it (YYYY-MM-DD)."""
         return self.timestamp.date().isoformat()
+
+    @property
+    def wrapped(self) -> str:
+        """The document wrapped as data with its date, as every editing prompt shows it."""
+        return as_data("document", self.body, date=self.date)
 
 
 C = TypeVar("C")
@@ -151,6 +158,15 @@ class Prompt(Generic[C, R]):
         return self.response_model.model_validate_json(text)
 
 
+# The closing line of the prompts whose answer is brief reasoning, then the answer.
+REASONED_ANSWER_JSON = 'Answer with JSON only: {"reasoning": "...", "answer": "..."}.'
+
+
+def chat(system: str, user: str) -> list[Message]:
+    """The two messages of a one-turn prompt: its system text, then the user's."""
+    return [Message(role="system", content=system), Message(role="user", content=user)]
+
+
 def strict_object(name: str, properties: Mapping[str, Any]) -> JsonSchema:
     """A JSON schema for an object with exactly ``properties``, all required, nothing else."""
     return JsonSchema(
@@ -203,4 +219,4 @@ def question_messages(system: str, guide: str, ctx: QuestionContext, reply: str)
     """A planning prompt's turns: ``system``, then the guide, the question as data, and the
     JSON shape ``reply`` to answer with."""
     user = f"{guide}\n\n{as_data('question', ctx.question)}\n\nAnswer with JSON only: {reply}."
-    return [Message(role="system", content=system), Message(role="user", content=user)]
+    return chat(system, user)

@@ -1,8 +1,11 @@
-"""Every prompt version by id (``classify_facts.v1``); call sites name prompts by id."""
+"""Every prompt version by id (``classify_facts.v1``); call sites name prompts by id.
+
+Also ``sample_contexts``: contexts for every task, for the checks that render every prompt.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -19,9 +22,16 @@ from factstream.prompts import (
     rewrite_fact,
     verify_answer,
 )
-from factstream.prompts.models import Prompt
+from factstream.prompts.models import DocumentView, Prompt
 
-__all__ = ["PROMPTS", "UnknownPrompt", "get_prompt", "prompt_ids", "typed_prompt"]
+__all__ = [
+    "PROMPTS",
+    "UnknownPrompt",
+    "get_prompt",
+    "prompt_ids",
+    "sample_contexts",
+    "typed_prompt",
+]
 
 C = TypeVar("C")
 R = TypeVar("R", bound=BaseModel)
@@ -83,3 +93,51 @@ def typed_prompt(prompt_id: str, like: Prompt[C, R]) -> Prompt[C, R]:
     if prompt.name != like.name or prompt.response_model is not like.response_model:
         raise UnknownPrompt(f"{prompt_id} is not a version of {like.name}")
     return prompt
+
+
+def sample_contexts(document: DocumentView, fill: Callable[[str], str]) -> dict[str, list[Any]]:
+    """Contexts for every task (by prompt name), each data field filled by ``fill(role)``.
+
+    What renders every prompt uses them: grounding's probe (the prompts' own text is what the
+    rendered messages keep once the data is set aside) and the tests that put hostile text in
+    every field. Roles: fact, other, true, question, one, two, answer, speaker, listener,
+    turn, keep. Where a field changes the text around it, a task comes more than once:
+    rewrite_fact per kind of change, render_turn without and with names to keep.
+    """
+    fact, other = fill("fact"), fill("other")
+    shown = (answer.FactWithHistory(text=fact),)
+    question = fill("question")
+    return {
+        "extract_facts": [extract_facts.ExtractFactsContext(document=document)],
+        "rewrite_fact": [
+            rewrite_fact.RewriteFactContext(
+                document=document, fact=fact, true_facts=(fill("true"),), change=change
+            )
+            for change in (None, "update", "correction")
+        ],
+        "classify_facts": [
+            classify_facts.ClassifyFactsContext(document=document, facts=(fact, other))
+        ],
+        "classify_fact": [classify_fact.ClassifyFactContext(document=document, fact=fact)],
+        "answer_choice": [
+            answer.AnswerChoiceContext(
+                question=question, facts=shown, choices=(fill("one"), fill("two"))
+            )
+        ],
+        "answer_free": [answer.AnswerFreeContext(question=question, facts=shown)],
+        "plan_time": [plan_time.PlanTimeContext(question=question)],
+        "plan_hops": [plan_hops.PlanHopsContext(question=question)],
+        "verify_answer": [
+            verify_answer.VerifyAnswerContext(question=question, answer=fill("answer"), facts=shown)
+        ],
+        "render_turn": [
+            render_turn.RenderTurnContext(
+                speaker=fill("speaker"),
+                listener=fill("listener"),
+                turn=fill("turn"),
+                facts=(fact,),
+                keep=keep,
+            )
+            for keep in ((), (fill("keep"),))
+        ],
+    }

@@ -15,7 +15,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from factstream.prompts.models import ConstraintBroken, Message, Prompt, as_data, strict_object
+from factstream.prompts.models import (
+    ConstraintBroken,
+    Message,
+    Prompt,
+    as_data,
+    chat,
+    strict_object,
+)
 
 __all__ = ["RenderTurnContext", "RenderedTurn", "check_rendered_turn", "missing", "versions"]
 
@@ -67,7 +74,7 @@ def render_turn_v1(ctx: RenderTurnContext) -> list[Message]:
         "other person, place, organisation or date.\n"
         'Answer with JSON only: {"text": ...}.'
     )
-    return [Message(role="system", content=system), Message(role="user", content=user)]
+    return chat(system, user)
 
 
 _SCHEMA = strict_object(

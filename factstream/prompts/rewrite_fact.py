@@ -24,15 +24,17 @@ from factstream.prompts.models import (
     Prompt,
     Salvaged,
     as_data,
+    chat,
     strict_object,
 )
 from factstream.prompts.structured import (
+    FACT_JSON,
     FIELD_RULES,
     StructuredFact,
     fact_max_tokens,
     fact_problems,
     fact_schema,
-    repair_fact,
+    salvage_fact,
 )
 
 __all__ = [
@@ -81,7 +83,7 @@ def _data(ctx: RewriteFactContext) -> str:
     doc = ctx.document
     true_facts = "\n".join(f"- {f}" for f in ctx.true_facts) or "(none)"
     return (
-        f"{as_data('document', doc.body, date=doc.date)}\n\n"
+        f"{doc.wrapped}\n\n"
         f"Other facts true as of {doc.date}:\n{as_data('true_facts', true_facts)}\n\n"
         f"{as_data('fact', ctx.fact)}\n\n"
     )
@@ -98,7 +100,7 @@ def rewrite_fact_v1(ctx: RewriteFactContext) -> list[Message]:
         "null if no rewrite is possible.\n"
         'Answer with JSON only: {"rewrite": "the rewritten fact"} or {"rewrite": null}.'
     )
-    return [Message(role="system", content=system), Message(role="user", content=user)]
+    return chat(system, user)
 
 
 _SCHEMA = strict_object(
@@ -159,11 +161,9 @@ def rewrite_fact_v2(ctx: RewriteFactContext) -> list[Message]:
     user = (
         f"{_data(ctx)}"
         f"{why}, or answer null if no rewrite is possible.\n"
-        'Answer with JSON only: {"rewrite": {"text": ..., "subject": ..., "relation": ..., '
-        '"object": ..., "object_type": ..., "time": ..., "valid_from": ..., "valid_to": ...}} '
-        'or {"rewrite": null}.'
+        f'Answer with JSON only: {{"rewrite": {FACT_JSON}}} or {{"rewrite": null}}.'
     )
-    return [Message(role="system", content=system), Message(role="user", content=user)]
+    return chat(system, user)
 
 
 _SCHEMA_V2 = strict_object(
@@ -192,9 +192,8 @@ def salvage_structured_rewrite(
         check_rewrite(ctx, Rewrite(rewrite=answer.rewrite.text))
     except ConstraintBroken:
         return None
-    problems = fact_problems(answer.rewrite, ctx.document)
-    kept = StructuredRewrite(rewrite=repair_fact(answer.rewrite, problems))
-    return Salvaged(kept, tuple(sorted({problem.kind for problem in problems})))
+    repaired, refused = salvage_fact(answer.rewrite, ctx.document)
+    return Salvaged(StructuredRewrite(rewrite=repaired), tuple(refused))
 
 
 def _schema_v2(_ctx: RewriteFactContext) -> JsonSchema:

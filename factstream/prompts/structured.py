@@ -50,6 +50,7 @@ from factstream.temporal import (
 )
 
 __all__ = [
+    "FACT_JSON",
     "FIELD_RULES",
     "OBJECT_TYPES",
     "ProblemKind",
@@ -63,6 +64,7 @@ __all__ = [
     "interval_or_default",
     "mentions",
     "repair_fact",
+    "salvage_fact",
 ]
 
 OBJECT_TYPES = ("person", "organization", "place", "time", "quantity", "event", "other")
@@ -74,6 +76,12 @@ _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 # The rules of the fields, shared by every prompt that answers structured facts. No worked
 # example: a small model copies the entities of an example into its answer.
+# How the prompts write one structured fact in their answer format.
+FACT_JSON = (
+    '{"text": ..., "subject": ..., "relation": ..., "object": ..., "object_type": ..., '
+    '"time": ..., "valid_from": ..., "valid_to": ...}'
+)
+
 FIELD_RULES = """Fields of a fact:
 - "text": one simple, standalone sentence. Write out what pronouns and phrases like \
 "the company" refer to. Keep the words that say when it holds.
@@ -247,6 +255,12 @@ def fact_problems(fact: StructuredFact, document: DocumentView) -> list[FactProb
     except IntervalInvalid as exc:
         problems.append(FactProblem("interval", str(exc)))
     return problems
+
+
+def salvage_fact(fact: StructuredFact, document: DocumentView) -> tuple[StructuredFact, list[str]]:
+    """``fact`` without the fields still refused, and the kinds refused (sorted, once each)."""
+    problems = fact_problems(fact, document)
+    return repair_fact(fact, problems), sorted({problem.kind for problem in problems})
 
 
 def repair_fact(fact: StructuredFact, problems: list[FactProblem]) -> StructuredFact:

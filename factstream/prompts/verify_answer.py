@@ -14,7 +14,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from factstream.prompts.answer import FactWithHistory, render_facts
-from factstream.prompts.models import Message, Prompt, as_data, strict_object
+from factstream.prompts.models import Message, Prompt, as_data, chat, strict_object
 
 __all__ = ["VERIFY_ANSWER_V1", "Verdict", "VerifyAnswerContext", "verify_answer_v1", "versions"]
 
@@ -55,7 +55,7 @@ def verify_answer_v1(ctx: VerifyAnswerContext) -> list[Message]:
         'Say why in a few words (in "reason"), then true or false (in "supported"). '
         'Answer with JSON only: {"reason": "...", "supported": true}.'
     )
-    return [Message(role="system", content=_SYSTEM), Message(role="user", content=user)]
+    return chat(_SYSTEM, user)
 
 
 VERIFY_ANSWER_V1: Prompt[VerifyAnswerContext, Verdict] = Prompt(

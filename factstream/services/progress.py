@@ -27,7 +27,8 @@ from rich.progress import Progress as RichProgress
 from rich.progress import SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Column
 
-from factstream.services.process import log_tail
+from factstream.config import Settings
+from factstream.services.process import CacheLayout, log_tail
 
 __all__ = [
     "PLAIN_HEARTBEAT_S",
@@ -42,6 +43,7 @@ __all__ = [
     "cache_banner",
     "console_progress",
     "format_elapsed",
+    "print_tool_path",
 ]
 
 PLAIN_HEARTBEAT_S = 30.0  # a CI log shows life this often during a long build
@@ -346,3 +348,12 @@ def console_progress(console: Console) -> Iterator[Progress]:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
     yield Progress(PlainReporter(write))
+
+
+def print_tool_path(provision: Callable[[CacheLayout, Progress], Path]) -> int:
+    """The ``python -m`` entry of a cached tool: provision it (progress goes to stderr) in the
+    configured cache folder and print its path; the exit status."""
+    with console_progress(Console(stderr=True)) as progress:
+        binary = provision(CacheLayout(Settings().local.cache_dir), progress)
+    print(binary)
+    return 0

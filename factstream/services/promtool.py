@@ -18,12 +18,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from rich.console import Console
-
-from factstream.config import Settings
 from factstream.services.assets import assets_dir
-from factstream.services.process import CacheLayout, require_tool, run_step
-from factstream.services.progress import Outcome, Progress, console_progress
+from factstream.services.process import CacheLayout, require_tool, run_step, staged_folder
+from factstream.services.progress import Outcome, Progress, print_tool_path
 
 __all__ = ["promtool_binary", "provision_promtool"]
 
@@ -71,33 +68,27 @@ def provision_promtool(layout: CacheLayout, progress: Progress | None = None) ->
 
 
 def _build(go: str, binary: Path, log: Path, tick: Callable[[], None]) -> None:
-    staging = binary.parent.with_name(f"{binary.parent.name}.partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    source = staging / "src"
-    source.mkdir(parents=True)
-    for name in ("go.mod", "go.sum"):
-        shutil.copy(_module() / name, source / name)
-    run_step(
-        "promtool",
-        _STEP,
-        [go, "build", "-trimpath", "-o", staging / "promtool", _PACKAGE],
-        log,
-        # -mod=mod: go.mod names the release only; go fills in its requirements here.
-        env={"GOTOOLCHAIN": "auto", "CGO_ENABLED": "0", "GOFLAGS": "-mod=mod"},
-        cwd=source,
-        tick=tick,
-    )
-    shutil.rmtree(source)
-    shutil.rmtree(binary.parent, ignore_errors=True)
-    staging.rename(binary.parent)
+    with staged_folder(binary.parent) as staging:
+        source = staging / "src"
+        source.mkdir()
+        for name in ("go.mod", "go.sum"):
+            shutil.copy(_module() / name, source / name)
+        run_step(
+            "promtool",
+            _STEP,
+            [go, "build", "-trimpath", "-o", staging / "promtool", _PACKAGE],
+            log,
+            # -mod=mod: go.mod names the release only; go fills in its requirements here.
+            env={"GOTOOLCHAIN": "auto", "CGO_ENABLED": "0", "GOFLAGS": "-mod=mod"},
+            cwd=source,
+            tick=tick,
+        )
+        shutil.rmtree(source)
 
 
 def main() -> int:
     """Build promtool if needed and print its path (progress goes to stderr)."""
-    with console_progress(Console(stderr=True)) as progress:
-        binary = provision_promtool(CacheLayout(Settings().local.cache_dir), progress)
-    print(binary)
-    return 0
+    return print_tool_path(provision_promtool)
 
 
 if __name__ == "__main__":

@@ -10,9 +10,9 @@ from factstream.errors import StoreWriteFailed
 from factstream.store.base import AppliedBatch, FactCounts, FactPage, SearchHit, StoredFact
 from factstream.store.entities import is_about
 from factstream.store.rules import (
-    check_namespace,
+    check_list_limit,
     check_search_args,
-    odd_dimensions,
+    check_write,
     order_key,
     similarity,
     valid_during,
@@ -94,8 +94,7 @@ class InMemoryFactStore:
         valid: ValidInterval | None = None,
     ) -> FactPage:
         """Facts in byte order of their ids, ``limit`` a page; see ``rules.visible``."""
-        if limit < 1:
-            raise ValueError(f"limit must be at least 1, not {limit}")
+        check_list_limit(limit)
         facts = sorted(
             (
                 stored.fact
@@ -115,9 +114,7 @@ class InMemoryFactStore:
         Raises:
             StoreWriteFailed: some facts were rejected (they are absent afterwards).
         """
-        check_namespace(namespace, facts)
-        if odd := odd_dimensions(facts):
-            raise StoreWriteFailed(namespace, odd)
+        check_write(namespace, facts)
         if not facts:
             return
         stored = self._tenant(namespace)

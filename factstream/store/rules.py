@@ -9,14 +9,16 @@ from datetime import datetime
 
 import numpy as np
 
-from factstream.errors import StoreError
+from factstream.errors import StoreError, StoreWriteFailed
 from factstream.store.base import StoredFact
 from factstream.temporal.intervals import ValidInterval
 from factstream.topics.records import Fact
 
 __all__ = [
+    "check_list_limit",
     "check_namespace",
     "check_search_args",
+    "check_write",
     "cosine",
     "odd_dimensions",
     "similarities",
@@ -143,6 +145,28 @@ def check_search_args(top_k: int, min_similarity: float, alpha: float) -> None:
         raise ValueError(f"alpha must be in [0, 1], not {alpha}")
     if min_similarity > 1.0:
         raise ValueError(f"min_similarity must be at most 1, not {min_similarity}")
+
+
+def check_list_limit(limit: int) -> None:
+    """Reject a page size below 1 (``FactStore.list_facts``).
+
+    Raises:
+        ValueError: ``limit`` < 1.
+    """
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, not {limit}")
+
+
+def check_write(namespace: str, facts: Sequence[StoredFact]) -> None:
+    """What every ``FactStore.upsert`` checks before writing anything.
+
+    Raises:
+        ValueError: a fact belongs to another namespace (``check_namespace``).
+        StoreWriteFailed: vectors of mixed lengths (``odd_dimensions``); nothing was written.
+    """
+    check_namespace(namespace, facts)
+    if odd := odd_dimensions(facts):
+        raise StoreWriteFailed(namespace, odd)
 
 
 def check_namespace(namespace: str, facts: Sequence[StoredFact]) -> None:

@@ -31,9 +31,9 @@ from factstream.errors import StoreError, StoreUnavailable, StoreWriteFailed
 from factstream.store.base import AppliedBatch, FactCounts, FactPage, SearchHit, StoredFact
 from factstream.store.entities import ENTITY_INDEX_VERSION, is_about
 from factstream.store.rules import (
-    check_namespace,
+    check_list_limit,
     check_search_args,
-    odd_dimensions,
+    check_write,
     order_key,
     similarities,
     valid_during,
@@ -61,7 +61,7 @@ from factstream.store.schema import (
 from factstream.temporal.intervals import ValidInterval
 from factstream.topics.records import Fact
 
-__all__ = ["MAX_RESULTS", "WeaviateFactStore", "is_outage"]
+__all__ = ["MAX_RESULTS", "WeaviateFactStore", "drop_collections", "is_outage"]
 
 log = logging.getLogger(__name__)
 
@@ -231,8 +231,7 @@ class WeaviateFactStore:
         valid: ValidInterval | None = None,
     ) -> FactPage:
         """Facts in byte order of their ids, ``limit`` a page; see ``rules.visible``."""
-        if limit < 1:
-            raise ValueError(f"limit must be at least 1, not {limit}")
+        check_list_limit(limit)
         if valid is not None and valid.is_empty:
             return FactPage([], None)
         await self._ensure_valid_time(namespace, valid)
@@ -281,9 +280,7 @@ class WeaviateFactStore:
         Raises:
             StoreWriteFailed: some facts were rejected (their ids and the server's messages).
         """
-        check_namespace(namespace, facts)
-        if odd := odd_dimensions(facts):
-            raise StoreWriteFailed(namespace, odd)
+        check_write(namespace, facts)
         if not facts:
             return
         await self._ensure_tenant(namespace)
@@ -515,6 +512,18 @@ class WeaviateFactStore:
             if is_outage(exc):
                 raise StoreUnavailable(self._url, f"{action}: {exc}") from exc
             raise StoreError(f"{action} at {self._url}: {exc}") from exc
+
+
+def drop_collections(connection: WeaviateSettings, prefix: str) -> list[str]:
+    """Delete every collection whose name starts with ``prefix`` (a test's or a benchmark's
+    own, when it ends); returns the names deleted."""
+    with weaviate.connect_to_local(
+        host=connection.host, port=connection.http_port, grpc_port=connection.grpc_port
+    ) as client:
+        ours = [name for name in client.collections.list_all() if name.startswith(prefix)]
+        for name in ours:
+            client.collections.delete(name)
+    return ours
 
 
 def is_outage(exc: BaseException) -> bool:

@@ -1,4 +1,4 @@
-"""Create factstream's topics as declared in topics/definitions.py (idempotent)."""
+"""Create factstream's topics as declared in topics/definitions.py (idempotent); delete them."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from aiokafka.errors import TopicAlreadyExistsError, for_code
 from factstream.config import KafkaSettings, WorkerSettings
 from factstream.topics.definitions import TOPICS, TopicName, TopicSpec, topic_name
 
-__all__ = ["ensure_topics", "topic_configs", "topic_partitions"]
+__all__ = ["delete_topics", "ensure_topics", "topic_configs", "topic_partitions"]
 
 
 def topic_configs(spec: TopicSpec) -> dict[str, str]:
@@ -86,5 +86,21 @@ async def ensure_topics(kafka: KafkaSettings, worker: WorkerSettings) -> list[st
             return []
         response = await admin.create_topics(wanted)
         return _created(response.topic_errors)
+    finally:
+        await admin.close()
+
+
+async def delete_topics(kafka: KafkaSettings) -> list[str]:
+    """Delete every factstream topic under ``kafka.topic_prefix`` that exists (a test's or a
+    benchmark's own deployment, when it ends); returns the names deleted."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers)
+    await admin.start()
+    try:
+        existing = set(await admin.list_topics())
+        ours = [topic_name(name, kafka.topic_prefix) for name in TOPICS]
+        ours = [topic for topic in ours if topic in existing]
+        if ours:
+            await admin.delete_topics(ours)
+        return ours
     finally:
         await admin.close()

@@ -7,13 +7,11 @@ often than without it, where the fact that holds now wins whatever the date.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import orjson
-import pytest
 
-from factstream.config import EmbedSettings, Settings, StoreSettings
+from factstream.config import Settings
 from factstream.embed.st_embedder import SentenceTransformerEmbedder
 from factstream.eval.temporal import retrieval_of, run_temporal
 from factstream.store.weaviate_store import WeaviateFactStore
@@ -21,33 +19,16 @@ from factstream.store.weaviate_store import WeaviateFactStore
 SLICE = Path(__file__).parents[1] / "data" / "clark-temporal"
 
 
-@pytest.fixture
-async def embedder() -> AsyncIterator[SentenceTransformerEmbedder]:
-    emb = await SentenceTransformerEmbedder.load(EmbedSettings())
-    yield emb
-    await emb.aclose()
-
-
 async def test_the_eval_runs_end_to_end_and_beats_no_valid_time(
     weaviate_settings: Settings,
-    store_prefix: str,
+    weaviate_store: WeaviateFactStore,
     embedder: SentenceTransformerEmbedder,
     tmp_path: Path,
 ) -> None:
-    store = await WeaviateFactStore.open(
-        weaviate_settings.weaviate, StoreSettings(collection_prefix=store_prefix)
+    report = await run_temporal(
+        SLICE, weaviate_store, embedder, retrieval_of(weaviate_settings), out=tmp_path
     )
-    try:
-        report = await run_temporal(
-            SLICE,
-            store,
-            embedder,
-            retrieval_of(weaviate_settings),
-            out=tmp_path,
-        )
-        assert await store.namespaces() == []
-    finally:
-        await store.close()
+    assert await weaviate_store.namespaces() == []
     assert report.facts == 60 and report.questions["all"] > 80
     assert all(report.questions[p] > 0 for p in ("inside", "before", "after"))
     stripped, whole, none = report.scores

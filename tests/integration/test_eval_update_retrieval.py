@@ -6,12 +6,11 @@ as many superseded facts as the store's plain hybrid search it replaced, on the 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from factstream.config import EditorSettings, EmbedSettings, Settings, StoreSettings
+from factstream.config import EditorSettings
 from factstream.embed.st_embedder import SentenceTransformerEmbedder
 from factstream.eval.datasets import load_clark
 from factstream.eval.retrieval import evaluate_update_retrieval, load_facts, retrieval_variants
@@ -20,23 +19,13 @@ from factstream.store.weaviate_store import WeaviateFactStore
 SLICE = Path(__file__).parents[1] / "data" / "clark-temporal"
 
 
-@pytest.fixture
-async def embedder() -> AsyncIterator[SentenceTransformerEmbedder]:
-    emb = await SentenceTransformerEmbedder.load(EmbedSettings())
-    yield emb
-    await emb.aclose()
-
-
 @pytest.mark.parametrize("edited", [False, True])
 async def test_the_configured_retrieval_sees_more_than_the_plain_search(
-    weaviate_settings: Settings,
-    store_prefix: str,
+    weaviate_store: WeaviateFactStore,
     embedder: SentenceTransformerEmbedder,
     edited: bool,
 ) -> None:
-    store = await WeaviateFactStore.open(
-        weaviate_settings.weaviate, StoreSettings(collection_prefix=store_prefix)
-    )
+    store = weaviate_store
     try:
         clark = load_clark(SLICE)
         await load_facts(store, embedder, clark, "retrieval", edited=edited)
@@ -46,7 +35,6 @@ async def test_the_configured_retrieval_sees_more_than_the_plain_search(
         )
     finally:
         await store.drop_namespace("retrieval")
-        await store.close()
     assert best.changes == before.changes > 10
     assert best.editor_recall >= before.editor_recall
     assert best.recall_at[1] > before.recall_at[1]

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 import weaviate
+from fixtures.factories import write_as_before
 from unit.store.builders import day, make_fact, stored
 
 from factstream.config import Settings, StoreSettings
@@ -377,29 +378,13 @@ async def test_facts_written_before_the_entity_index_are_keyed_on_first_use(
     weaviate_settings: Settings, weaviate_client: weaviate.WeaviateClient, store_prefix: str
 ) -> None:
     """Objects as the previous version wrote them (no entity keys) are found by entity."""
-    from weaviate.classes.data import DataObject
-
-    from factstream.store.schema import ENTITY_PROPERTIES, collections_for, fact_properties
-    from factstream.store.schema import fact_uuid as uuid_of
+    from factstream.store.schema import ENTITY_PROPERTIES
 
     real = await _open(weaviate_settings, store_prefix)
     try:
         await real.upsert(A, [stored(make_fact("f0", "Bo Lind lives in Oslo."))])
         facts = [make_fact(f"f{i}", f"Ana Silva fact {i}.") for i in (1, 2)]
-        old = weaviate_client.collections.use(collections_for(store_prefix).facts.name)
-        written = old.with_tenant(A).data.insert_many(
-            [
-                DataObject(
-                    properties={
-                        k: v for k, v in fact_properties(f).items() if k not in ENTITY_PROPERTIES
-                    },
-                    vector=[1.0, 0.0, 0.0],
-                    uuid=uuid_of(A, f.fact_id),
-                )
-                for f in facts
-            ]
-        )
-        assert not written.errors
+        write_as_before(weaviate_client, store_prefix, A, facts, lacking=ENTITY_PROPERTIES)
         assert sorted(await _search(real, entities=["ana silva"])) == ["f1", "f2"]
         assert await _search(real, entities=["bo lind"]) == ["f0"]
     finally:

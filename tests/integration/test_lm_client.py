@@ -12,7 +12,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -292,13 +292,19 @@ class SecondServer:
             "lm", self.server.ready, pid=self.pid, log=self.server.log, timeout_s=self.timeout_s
         )
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU seconds the server has used so far (Linux /proc)."""
+        assert self.pid is not None
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def kill(self) -> None:
         """SIGKILL, as a crash would: no graceful shutdown, connections reset."""
         assert self.pid is not None
         os.killpg(self.pid, signal.SIGKILL)
-        for _ in range(100):
-            if not process_alive(self.pid):
-                break
+        deadline = time.monotonic() + 30
+        while process_alive(self.pid):
+            assert time.monotonic() < deadline, "the killed server is still alive after 30 s"
             time.sleep(0.1)
         self.pid = None
 
@@ -317,7 +323,26 @@ def second_server(lm_settings: Settings) -> Iterator[SecondServer]:
     server.stop()
 
 
-_LONG_PROMPT = "Repeat this text exactly:\n" + "The quick brown fox jumps over the lazy dog. " * 400
+_LONG_PROMPT = "Repeat this text exactly:\n" + "The quick brown fox jumps over the lazy dog. " * 200
+
+
+async def _until(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"no {what} after {timeout_s} s"
+        await asyncio.sleep(0.05)
+
+
+async def _quiet(server: SecondServer, timeout_s: float = 60) -> float:
+    """Wait until the server uses no CPU (its start-up is over); its CPU seconds then."""
+    deadline, before = time.monotonic() + timeout_s, server.cpu_seconds()
+    while True:
+        await asyncio.sleep(0.5)
+        now = server.cpu_seconds()
+        if now - before < 0.05:
+            return now
+        assert time.monotonic() < deadline, f"the server still busy after {timeout_s} s"
+        before = now
 
 
 async def test_server_killed_mid_call_is_waited_for(second_server: SecondServer) -> None:
@@ -339,23 +364,26 @@ async def test_server_killed_mid_call_is_waited_for(second_server: SecondServer)
         return registry.get_sample_value(name, labels) or 0.0
 
     long_request = CompletionRequest(
-        # ~4,000 prompt tokens: seconds of prompt processing on CPU before the first token,
-        # so the kill lands mid-request however early the tiny model would stop generating.
+        # ~2,000 prompt tokens: CPU-seconds of prompt processing before the first token, so
+        # the kill (at 0.3 CPU-s) lands mid-request however early the model would stop. A
+        # short answer: the request is sent again after the restart, and on a loaded machine
+        # 4,000 tokens and 300 generated took 166 s of the 180 allowed (22:05 UTC run).
         messages=(Message(role="user", content=_LONG_PROMPT),),
         task="outage",
         prompt="outage.v1",
-        max_tokens=300,
+        max_tokens=16,
     )
     try:
+        idle_cpu = await _quiet(second_server)
         call = asyncio.create_task(lm.complete(long_request))
-        await asyncio.sleep(1.0)  # the request is being generated
+        # Kill once the server is working on the request (conditions, not fixed sleeps: a
+        # loaded machine makes every step slower, never the order different).
+        await _until(lambda: second_server.cpu_seconds() - idle_cpu >= 0.3, 120, "busy server")
         assert not call.done()
-        second_server.kill()
-        # Longer than the whole retry budget: the call waits instead of failing.
-        for _ in range(100):
-            await asyncio.sleep(0.1)
-            if sample("factstream_lm_waiting_calls") == 1:
-                break
+        await asyncio.to_thread(second_server.kill)
+        await _until(lambda: sample("factstream_lm_waiting_calls") == 1, 60, "a waiting call")
+        # Then longer than the whole retry budget (0.2 + 0.4 + 0.8 s of back-off): the call
+        # waits instead of failing.
         await asyncio.sleep(3.0)
         assert not call.done()
         assert sample("factstream_lm_outage") == 1

@@ -103,12 +103,7 @@ def changelog() -> list[list[FactEdit]]:
 
 
 async def _facts(stack: Any) -> dict[str, Fact]:
-    store = await stack.store()
-    try:
-        page = await store.list_facts(NS, include_false=True, limit=100)
-    finally:
-        await store.close()
-    return {f.fact_id: f for f in page.facts}
+    return {f.fact_id: f for f in await stack.facts(NS)}
 
 
 async def test_rebuild_with_valid_time_equals_the_live_state(stack_factory: StackFactory) -> None:

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 import pytest
 import weaviate
+from fixtures.factories import write_as_before
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from unit.store.builders import day, make_fact
@@ -25,7 +26,6 @@ from unit.store.valid_cases import (
     write_facts,
 )
 from weaviate.classes.config import Configure
-from weaviate.classes.data import DataObject
 from weaviate.classes.query import Filter
 from weaviate.classes.tenants import Tenant
 
@@ -34,8 +34,6 @@ from factstream.store.rules import valid_during
 from factstream.store.schema import (
     VALID_TIME_PROPERTIES,
     collections_for,
-    fact_properties,
-    fact_uuid,
 )
 from factstream.store.weaviate_store import WeaviateFactStore, _property, _valid_filter
 from factstream.temporal.intervals import ValidInterval, at, since, until
@@ -131,19 +129,7 @@ async def test_objects_written_before_valid_time_are_backfilled_and_found(
     facts = [make_fact(f"f{i}", changes=[(i, True)]) for i in range(5)]
     old = weaviate_client.collections.use(collections_for(store_prefix).facts.name)
     old.tenants.create([Tenant(name=A)])
-    written = old.with_tenant(A).data.insert_many(
-        [
-            DataObject(
-                properties={
-                    k: v for k, v in fact_properties(f).items() if k not in VALID_TIME_PROPERTIES
-                },
-                vector=[1.0, 0.0, 0.0],
-                uuid=fact_uuid(A, f.fact_id),
-            )
-            for f in facts
-        ]
-    )
-    assert not written.errors
+    write_as_before(weaviate_client, store_prefix, A, facts, lacking=VALID_TIME_PROPERTIES)
 
     new = await WeaviateFactStore.open(
         weaviate_settings.weaviate, StoreSettings(collection_prefix=store_prefix)

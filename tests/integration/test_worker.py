@@ -62,12 +62,7 @@ def partition_of(namespace: str, partitions: int = 4) -> int:
 
 
 async def facts_of(stack: Stack, ns: str) -> dict[str, Fact]:
-    store = await stack.store()
-    try:
-        page = await store.list_facts(ns, include_false=True, limit=1000)
-    finally:
-        await store.close()
-    return {f.text: f for f in page.facts}
+    return {f.text: f for f in await stack.facts(ns)}
 
 
 async def test_reinforce_invalidate_rewrite_and_add(stack_factory: StackFactory) -> None:

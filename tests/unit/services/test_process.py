@@ -22,6 +22,7 @@ from factstream.services.process import (
     read_pid,
     require_tool,
     run_step,
+    staged_folder,
     start_detached,
     stop_children,
     stop_process,
@@ -159,3 +160,18 @@ def test_stop_children_kills_what_ignores_sigterm_and_reaps_all() -> None:
     deaf.stdout.close()
     assert time.monotonic() - began < 10
     assert polite.returncode == -15 and deaf.returncode == -9
+
+
+def test_staged_folder_replaces_the_folder_only_when_complete(tmp_path: Path) -> None:
+    folder = tmp_path / "tool" / "1.0"
+    folder.mkdir(parents=True)
+    (folder / "old").write_text("old")
+    with pytest.raises(RuntimeError), staged_folder(folder) as staging:
+        (staging / "half").write_text("half")
+        raise RuntimeError("the build failed")
+    assert sorted(p.name for p in folder.iterdir()) == ["old"]  # untouched
+    with staged_folder(folder) as staging:
+        assert staging != folder and not any(staging.iterdir())  # a fresh one
+        (staging / "new").write_text("new")
+    assert sorted(p.name for p in folder.iterdir()) == ["new"]
+    assert sorted(p.name for p in folder.parent.iterdir()) == ["1.0"]
