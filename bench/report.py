@@ -173,6 +173,24 @@ def _ask(r: dict[str, Any], name: str, key: str, goal: str) -> Iterator[Row]:
                 "",
                 "",
             )
+        if multi is not None and "multi_hop_ratio" in r and facts == max(r["facts"], key=int):
+            yield (
+                name,
+                f"multi_hop p95 / single p95, {int(facts):,} facts (2 hops)",
+                str(r["multi_hop_ratio"]),
+                "<= 3",
+                _met(r["multi_hop_met"]),
+            )
+        if multi is not None and "outside_hops" in multi:
+            yield (
+                name,
+                f"multi_hop outside the hops p50 / p95 ms, {int(facts):,} facts; LM plans; "
+                "2-hop chains",
+                f"{multi['outside_hops']['p50_ms']} / {multi['outside_hops']['p95_ms']}; "
+                f"{multi['lm_plans']}; {multi['two_hop_chains']} of {multi['count']}",
+                "",
+                "",
+            )
         if "torch_reference" in m:
             ref = m["torch_reference"] if key == "total" else m["torch_reference"][key]
             yield (

@@ -12,6 +12,7 @@ pytest_plugins = [
     "fixtures.factories",
     "fixtures.stack",
     "fixtures.postgres",
+    "fixtures.llama_query",
 ]
 
 

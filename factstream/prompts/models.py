@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from factstream.errors import LMError
 
@@ -21,11 +21,13 @@ __all__ = [
     "Message",
     "Prompt",
     "PromptFn",
+    "QuestionContext",
     "REASONED_ANSWER_JSON",
     "Salvaged",
     "as_data",
     "chat",
     "defuse_control_tokens",
+    "question_messages",
     "strict_object",
 ]
 
@@ -203,3 +205,18 @@ def as_data(tag: str, text: str, **attrs: str) -> str:
     defused = closing.sub(r"<\1\\/\2", defuse_control_tokens(text))
     attr = "".join(f' {k}="{v}"' for k, v in attrs.items())
     return f"<{tag}{attr}>\n{defused}\n</{tag}>"
+
+
+class QuestionContext(BaseModel):
+    """One question, the whole context of a prompt that plans it (hops, time)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    question: str = Field(min_length=1)
+
+
+def question_messages(system: str, guide: str, ctx: QuestionContext, reply: str) -> list[Message]:
+    """A planning prompt's turns: ``system``, then the guide, the question as data, and the
+    JSON shape ``reply`` to answer with."""
+    user = f"{guide}\n\n{as_data('question', ctx.question)}\n\nAnswer with JSON only: {reply}."
+    return [Message(role="system", content=system), Message(role="user", content=user)]

@@ -10,9 +10,16 @@ come from the knowledge base (docs/design.md section 6; TEMPLE-MQA).
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
-from factstream.prompts.models import ConstraintBroken, Message, Prompt, as_data, strict_object
+from factstream.prompts.models import (
+    ConstraintBroken,
+    Message,
+    Prompt,
+    QuestionContext,
+    question_messages,
+    strict_object,
+)
 
 __all__ = ["PLAN_HOPS_V1", "HopsPlan", "PlanHopsContext", "check_hops", "plan_hops_v1", "versions"]
 
@@ -20,12 +27,7 @@ MAX_PLANNED_HOPS = 5
 _PART_MAX_CHARS = 80
 
 
-class PlanHopsContext(BaseModel):
-    """The question to plan."""
-
-    model_config = ConfigDict(frozen=True)
-
-    question: str = Field(min_length=1)
+PlanHopsContext = QuestionContext  # the question to plan
 
 
 class HopsPlan(BaseModel):
@@ -58,11 +60,7 @@ What is the capital of France? {"entity": "France", "relations": ["capital"]}"""
 
 def plan_hops_v1(ctx: PlanHopsContext) -> list[Message]:
     """The starting entity and the relations to follow (few-shot)."""
-    user = (
-        f"{_GUIDE}\n\n{as_data('question', ctx.question)}\n\n"
-        'Answer with JSON only: {"entity": "...", "relations": ["..."]}.'
-    )
-    return [Message(role="system", content=_SYSTEM), Message(role="user", content=user)]
+    return question_messages(_SYSTEM, _GUIDE, ctx, '{"entity": "...", "relations": ["..."]}')
 
 
 def check_hops(ctx: PlanHopsContext, plan: HopsPlan) -> None:

@@ -13,13 +13,14 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
 from factstream.prompts.models import (
     ConstraintBroken,
     Message,
     Prompt,
-    as_data,
+    QuestionContext,
+    question_messages,
     strict_object,
 )
 
@@ -43,12 +44,7 @@ _EVENT_MAX_CHARS = 200
 _SKIPPED_WORDS = 2
 
 
-class PlanTimeContext(BaseModel):
-    """The question to plan."""
-
-    model_config = ConfigDict(frozen=True)
-
-    question: str = Field(min_length=1)
+PlanTimeContext = QuestionContext  # the question to plan
 
 
 class TimePlan(BaseModel):
@@ -86,11 +82,7 @@ What is the capital of France? {"scope": "none", "event": ""}"""
 
 def plan_time_v1(ctx: PlanTimeContext) -> list[Message]:
     """Which scope, and the event's words copied from the question (few-shot)."""
-    user = (
-        f"{_GUIDE}\n\n{as_data('question', ctx.question)}\n\n"
-        'Answer with JSON only: {"scope": "...", "event": "..."}.'
-    )
-    return [Message(role="system", content=_SYSTEM), Message(role="user", content=user)]
+    return question_messages(_SYSTEM, _GUIDE, ctx, '{"scope": "...", "event": "..."}')
 
 
 def _words(text: str) -> str:

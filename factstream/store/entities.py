@@ -18,6 +18,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from factstream.knowledge.names import aliases, document_names, leading_name
 from factstream.topics.records import Fact
@@ -54,6 +55,7 @@ def entity_key(name: str) -> str:
     return plain.removeprefix("the ").strip()
 
 
+@lru_cache(maxsize=16_384)  # a pure function of names that recur across a hop's facts
 def name_keys(name: str, *, short: bool = True) -> tuple[str, ...]:
     """The keys of ``name``: its own key first, then its aliases' (``short``: surnames too)."""
     own = entity_key(name)
@@ -77,8 +79,13 @@ def fact_entities(fact: Fact) -> FactEntities:
     """The fact's subject and objects: its structure, or else the names in its text."""
     if fact.subject and fact.object:
         return FactEntities(fact.subject, (fact.object,))
-    subject = leading_name(fact.text)
-    rest = [n for n in document_names(fact.text) if subject is None or n != subject]
+    return _text_entities(fact.text)
+
+
+@lru_cache(maxsize=16_384)  # a hop ranks, checks and follows the same texts several times
+def _text_entities(text: str) -> FactEntities:
+    subject = leading_name(text)
+    rest = [n for n in document_names(text) if subject is None or n != subject]
     return FactEntities(subject, tuple(rest))
 
 

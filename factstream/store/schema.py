@@ -73,12 +73,17 @@ class PropertySpec:
         type: its data type.
         filterable: indexed for filters (and sorting).
         searchable: indexed for BM25, split into words; other text is one token (ids, names).
+        ranged: indexed for range filters (<, >) too, at a cost that does not grow with
+            the number of distinct values (a filterable index alone merges one bitmap per
+            value in the range, and every fact has times of its own: "true at T" reads
+            grew with the namespace).
     """
 
     name: str
     type: PropertyType
     filterable: bool = True
     searchable: bool = False
+    ranged: bool = False
 
 
 @dataclass(frozen=True)
@@ -119,14 +124,14 @@ FACT_PROPERTIES = (
     PropertySpec("replaced_by", _TEXT),
     # The first and last history times, derived here so the "true at T" prefilter holds
     # whatever the writer put in first_seen and last_changed.
-    PropertySpec("history_from", _DATE),
-    PropertySpec("history_to", _DATE),
+    PropertySpec("history_from", _DATE, ranged=True),
+    PropertySpec("history_to", _DATE, ranged=True),
     # The valid interval (rules.valid_interval) clamped to [DATE_MIN, DATE_MAX], open ends
     # as those bounds, and when its end was set (closed_at; DATE_MIN if never): what the
     # valid-time filter compares ("overlaps", as known at as_of) inside Weaviate.
-    PropertySpec("valid_start", _DATE),
-    PropertySpec("valid_end", _DATE),
-    PropertySpec("valid_closed", _DATE),
+    PropertySpec("valid_start", _DATE, ranged=True),
+    PropertySpec("valid_end", _DATE, ranged=True),
+    PropertySpec("valid_closed", _DATE, ranged=True),
     # The entity index (store.entities): the keys of the entities the fact names, and the
     # version of the rule that derived them (older objects are re-keyed on first use).
     PropertySpec("entity_keys", PropertyType.TEXT_ARRAY),

@@ -170,9 +170,7 @@ class WeaviateFactStore:
         server_filter = _and(_truth_filter(as_of, include_false=False), _valid_filter(valid, as_of))
         server_filter = _and(server_filter, _entity_filter(entities))
         collection = self._facts.with_tenant(namespace)
-        # The server cut on vector distance (1 - cosine) only prunes candidates; it is
-        # ignored at alpha 0, so the exact floor is applied below either way.
-        max_distance = 1.0 - min_similarity + _DISTANCE_SLACK if alpha > 0 else None
+        max_distance = _max_distance(min_similarity, alpha)
         limit = min(top_k * self._overfetch, MAX_RESULTS)
         while True:
             objects = await self._objects(
@@ -607,6 +605,19 @@ def _compare(prop: str, op: str, when: datetime) -> FilterReturn:
     return by.greater_than(bound) if exact else by.greater_or_equal(bound)
 
 
+def _max_distance(min_similarity: float, alpha: float) -> float | None:
+    """The server's cut on vector distance (1 - cosine) for a similarity floor; None: none.
+
+    The cut only prunes candidates (the exact floor is applied after) and is ignored at
+    alpha 0. A floor of -1 or below prunes nothing, and a cut would still cost: Weaviate
+    answers a distance-limited hybrid query from every object within the distance, here
+    every object the filters pass, so none is sent (a hop searches with the floor -1).
+    """
+    if alpha <= 0 or min_similarity <= -1.0:
+        return None
+    return 1.0 - min_similarity + _DISTANCE_SLACK
+
+
 def _and(a: FilterReturn | None, b: FilterReturn | None) -> FilterReturn | None:
     if a is None or b is None:
         return a if b is None else b
@@ -666,6 +677,18 @@ async def _ensure_collection(
     if not config.multi_tenancy_config.enabled:
         raise StoreError(f"collection {spec.name} exists without multi-tenancy")
     present = {prop.name for prop in config.properties}
+    ranged = {p.name for p in spec.properties if p.ranged}
+    if unranged := sorted(
+        p.name for p in config.properties if p.name in ranged and not p.index_range_filters
+    ):
+        # An index setting of an existing property cannot change: only a new collection
+        # (``factstream rebuild`` into another prefix) gets it.
+        log.warning(
+            "collection %s was created without range indexes on %s: reads at a time "
+            "(as_of, valid time) cost more as it grows; rebuild it to get them",
+            spec.name,
+            ", ".join(unranged),
+        )
     for prop in spec.properties:
         if prop.name not in present:
             await client.collections.use(spec.name).config.add_property(_property(prop))
@@ -679,6 +702,7 @@ def _property(spec: PropertySpec) -> Property:
         data_type=DataType(spec.type.value),
         index_filterable=spec.filterable,
         index_searchable=spec.searchable if text else None,
+        index_range_filters=spec.ranged or None,
         tokenization=(Tokenization.WORD if spec.searchable else Tokenization.FIELD)
         if text
         else None,

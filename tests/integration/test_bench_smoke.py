@@ -63,8 +63,10 @@ def _check_ask(r: dict[str, Any], facts: int) -> None:
     _check_latencies(step, SMOKE.ask_queries)
     multi = step["multi_hop"]
     assert multi["count"] == SMOKE.ask_queries and _positive(
-        multi["p50_ms"], multi["hops"]["p50_ms"]
+        multi["p50_ms"], multi["hops"]["p50_ms"], multi["outside_hops"]["p50_ms"]
     )
+    # Without generation means without any LM call: the rules plan every question.
+    assert multi["lm_plans"] == 0 and step["lm_plans"] == 0
 
 
 def _check_million(r: dict[str, Any]) -> None:

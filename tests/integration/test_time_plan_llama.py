@@ -9,21 +9,15 @@ own, with the reason the plan was not used; never a date of the LM's. Outcomes a
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
-import pytest
 from fixtures.bitemporal import edit
-from prometheus_client import CollectorRegistry
+from fixtures.llama_query import LlamaQuery
 
-from factstream.config import ApiSettings, EmbedSettings, Settings, StoreSettings
-from factstream.embed.st_embedder import SentenceTransformerEmbedder
+from factstream.config import ApiSettings
 from factstream.knowledge.materializer import Materializer
-from factstream.knowledge.query import AskRequest, QueryEngine
+from factstream.knowledge.query import AskRequest
 from factstream.knowledge.valid_time import ValidTimeSource
-from factstream.lm.factory import build_task_runner
-from factstream.lm.openai_compat import OpenAICompatLM
-from factstream.metrics import LMMetrics, QueryMetrics
 from factstream.store.rules import valid_interval
 from factstream.store.weaviate_store import WeaviateFactStore
 from factstream.temporal.intervals import ValidInterval, since, until
@@ -45,72 +39,44 @@ QUESTIONS = [
 OUTCOMES = {"anchored", "past", "no_scope", "no_anchor", "unbounded", "invalid", "lm_error"}
 
 
-@pytest.fixture
-async def store(weaviate_settings: Settings, store_prefix: str) -> AsyncIterator[WeaviateFactStore]:
-    opened = await WeaviateFactStore.open(
-        weaviate_settings.weaviate, StoreSettings(collection_prefix=store_prefix)
-    )
-    try:
-        yield opened
-    finally:
-        await opened.drop_namespace(NS)
-        await opened.close()
-
-
 async def test_a_plan_uses_a_stored_interval_or_falls_back_saying_why(
-    lm_settings: Settings, store: WeaviateFactStore
+    llama_query: LlamaQuery, weaviate_store: WeaviateFactStore
 ) -> None:
-    embedder = await SentenceTransformerEmbedder.load(EmbedSettings())
-    registry = CollectorRegistry()
-    lm_metrics, metrics = LMMetrics.create(registry), QueryMetrics.create(registry)
-    settings = lm_settings.lm.model_copy(update={"cache": False})
-    lm = OpenAICompatLM(settings, lm_metrics)
-    try:
-        batch = [
-            edit("d1", pos, len(FACTS), EditOp.ADD, text, Y[2020], namespace=NS, **valid)
-            for pos, (text, start, end) in enumerate(FACTS)
-            for valid in [{"valid_from": start, "valid_to": end}]
-        ]
-        await Materializer(store, embedder).apply(batch)
-        engine = QueryEngine(
-            store,
-            embedder,
-            build_task_runner(settings, lm, lm_metrics),
-            ApiSettings(),
-            alpha=0.75,
-            metrics=metrics,
-        )
-        now = datetime.now(UTC)
-        for question in QUESTIONS:
-            valid = (await engine.retrieve_timed(AskRequest(question, NS, as_of=now))).valid_time
-            plan = valid.plan
-            assert plan is not None and plan.outcome in OUTCOMES, question
-            print(f"{question!r}: {plan.outcome} {plan.scope} {plan.event!r} -> {valid.describe()}")
-            if valid.source is ValidTimeSource.PLAN and plan.anchor_fact_id is not None:
-                anchor = (await store.get(NS, [plan.anchor_fact_id]))[plan.anchor_fact_id]
-                held = valid_interval(anchor)
-                expected = {
-                    "during": held,
-                    "before": until(held.start) if held.start else None,
-                    "after": ValidInterval(held.end, None) if held.end else None,
-                }[str(plan.scope)]
-                assert valid.interval == expected, (question, plan)
-            elif valid.source is ValidTimeSource.PLAN:
-                assert plan.outcome == "past" and valid.interval == until(now)
-            else:
-                assert valid.source is ValidTimeSource.CURRENT and valid.interval == since(now)
-                assert plan.reason, plan
-    finally:
-        await lm.aclose()
-        await embedder.aclose()
+    batch = [
+        edit("d1", pos, len(FACTS), EditOp.ADD, text, Y[2020], namespace=NS, **valid)
+        for pos, (text, start, end) in enumerate(FACTS)
+        for valid in [{"valid_from": start, "valid_to": end}]
+    ]
+    await Materializer(weaviate_store, llama_query.embedder).apply(batch)
+    engine = llama_query.engine(weaviate_store, ApiSettings())
+    now = datetime.now(UTC)
+    for question in QUESTIONS:
+        valid = (await engine.retrieve_timed(AskRequest(question, NS, as_of=now))).valid_time
+        plan = valid.plan
+        assert plan is not None and plan.outcome in OUTCOMES, question
+        print(f"{question!r}: {plan.outcome} {plan.scope} {plan.event!r} -> {valid.describe()}")
+        if valid.source is ValidTimeSource.PLAN and plan.anchor_fact_id is not None:
+            anchor = (await weaviate_store.get(NS, [plan.anchor_fact_id]))[plan.anchor_fact_id]
+            held = valid_interval(anchor)
+            expected = {
+                "during": held,
+                "before": until(held.start) if held.start else None,
+                "after": ValidInterval(held.end, None) if held.end else None,
+            }[str(plan.scope)]
+            assert valid.interval == expected, (question, plan)
+        elif valid.source is ValidTimeSource.PLAN:
+            assert plan.outcome == "past" and valid.interval == until(now)
+        else:
+            assert valid.source is ValidTimeSource.CURRENT and valid.interval == since(now)
+            assert plan.reason, plan
     counted = sum(
-        registry.get_sample_value("factstream_time_plans_total", {"outcome": o}) or 0.0
+        llama_query.registry.get_sample_value("factstream_time_plans_total", {"outcome": o}) or 0.0
         for o in OUTCOMES
     )
     assert counted == len(QUESTIONS)
     asked = sum(
         sample.value
-        for family in registry.collect()
+        for family in llama_query.registry.collect()
         for sample in family.samples
         if sample.name == "factstream_lm_requests_total" and sample.labels["task"] == "plan_time"
     )
