@@ -378,7 +378,7 @@ class EditorSettings(BaseSettings):
         "(0: no cap), so that one entity's many facts do not fill top_k.",
     )
     retrieval_statement_lift: float = Field(
-        0.0,
+        2.0,
         ge=0.0,
         le=2.0,
         description="Times the best cosine of a fact's relation with a sentence naming its "

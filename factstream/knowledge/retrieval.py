@@ -9,8 +9,9 @@ Stages (each one a setting, so the evaluation can switch it off):
 2. A cheap rerank: the cosine with the document (the best over the queries that found the
    fact), lifted for facts whose structured subject the document names (``subject_lift``;
    a fact without structure counts when its text contains one of the document's names) and
-   for facts whose object it names (``object_lift``); or the fused reciprocal rank itself.
-   Ties go to the newer fact.
+   for facts whose object it names (``object_lift``); in a conversation, for facts whose
+   relation is alike to a line naming their subject (a speaker by "I") (``statement_lift``,
+   ``statements.py``); or the fused reciprocal rank itself. Ties go to the newer fact.
 3. The floor: a fact passes with ``similarity >= min_similarity``, or when it is named.
    The editor sees the first ``top_k`` that pass: the blast radius stays short.
 
@@ -31,7 +32,13 @@ from typing import Literal
 from factstream.config import EditorSettings
 from factstream.embed.base import Embedder
 from factstream.knowledge.names import document_names, leading_name, mentions
-from factstream.knowledge.statements import named_in, predicate, statement_scores, statements
+from factstream.knowledge.statements import (
+    named_in,
+    predicate,
+    speakers,
+    statement_scores,
+    statements,
+)
 from factstream.store.base import FactStore, SearchHit, StoredFact
 from factstream.temporal.intervals import ValidInterval
 from factstream.topics.records import Fact
@@ -377,11 +384,15 @@ def could_change(
 
 
 def _said_bound(fact: Fact, texts: Sequence[str], how: Retrieval) -> float:
-    """The most the statement lift may add to ``fact``: its weight, when a text names the
-    subject of a fact with a predicate (``statements.statement_scores``)."""
+    """The most the statement lift may add to ``fact``: its weight, when a statement of the
+    document names the subject of a fact with a predicate (as ``statement_scores`` asks)."""
     if not how.statement_lift or predicate(fact) is None:
         return 0.0
-    named = any(_named(text, fact.subject, how) for text in texts)
+    voices = speakers(texts[0]) if how.speaker_names else frozenset()
+    named = any(
+        named_in(s.naming, fact.subject, short=how.short_names, voices=voices)
+        for s in statements(texts, _STATEMENTS)
+    )
     return how.statement_lift if named else 0.0
 
 

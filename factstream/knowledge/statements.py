@@ -77,13 +77,17 @@ def _masker(names: tuple[str, ...]) -> re.Pattern[str]:
 def statements(texts: Sequence[str], limit: int) -> list[Statement]:
     """Up to ``limit`` sentences of ``texts`` (a document's text, its title), in order.
 
-    A conversation line's speaker names who a sentence is about only when the sentence is
-    in the first person ("I moved to Lisbon."), not in "Zoe Brennan moved to Rotterdam.".
+    Only conversation lines ("Speaker: ..."): an article's sentences speak of a person's
+    posts alike, and there the lift ranked one superseded fact lower (docs/evaluation.md).
+    The speaker names who a sentence is about only when the sentence is in the first person
+    ("I moved to Lisbon."), not in "Zoe Brennan moved to Rotterdam.".
     """
     found: list[Statement] = []
     for text in texts:
         for line in text.splitlines():
             speaker, rest = _speaker(line.strip())
+            if not speaker:
+                continue
             for sentence in _SENTENCE.split(rest):
                 sentence = sentence.strip()
                 if len(sentence) >= _MIN_CHARS:

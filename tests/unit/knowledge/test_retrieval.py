@@ -283,7 +283,7 @@ async def test_a_sentence_naming_the_subject_lifts_the_fact_whose_predicate_it_m
     assert [h.fact.fact_id for h in lifted].index("f3") > 0
 
 
-async def test_statements_take_a_lines_speaker_and_skip_short_pieces() -> None:
+async def test_statements_are_a_conversations_sentences_with_their_speaker() -> None:
     said = statements([CHAT], 10)
     assert [s.said for s in said] == [
         "Is Acme a good employer?",
@@ -292,11 +292,10 @@ async def test_statements_take_a_lines_speaker_and_skip_short_pieces() -> None:
         "Tell me more.",
     ]
     assert said[2].naming == "Dmitri Kowalski\nMy residence is Lisbon now."
-    assert statements(["Not a name: but a clause that is long enough."], 5)[0].naming.startswith(
-        "\n"
-    )
+    # Only conversation lines: an article's sentences make no statements.
+    assert statements(["Not a name: but a clause that is long enough.", HULL], 5) == []
     assert len(statements([CHAT], 2)) == 2
-    assert statements(["Hi Ben!", "Wow."], 5) == []
+    assert statements(["Ben Okafor: Hi Dmitri!", "Ben Okafor: Wow."], 5) == []
 
 
 async def test_could_change_stays_sound_with_the_statement_lift() -> None:
