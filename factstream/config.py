@@ -390,6 +390,11 @@ class EditorSettings(BaseSettings):
         description="In a conversation chunk, a surname inside another speaker's full name "
         "names no one else (Ines Kowalski speaking does not name Ben Kowalski).",
     )
+    retrieval_given_names: bool = Field(
+        False,
+        description="A surname followed by another name word is a given name there and "
+        "names no one by surname (Andrew Stephenson does not name Stuart Andrew).",
+    )
     retrieval_floor_margin: float = Field(
         0.0,
         ge=0.0,

@@ -92,6 +92,10 @@ def retrieval_variants(editor: EditorSettings) -> list[Retrieval]:
         best.but("first stage 150", first_stage=150),
         best.but("dense first stage", alpha=1.0),
         best.but("no speaker names (surnames name anyone)", speaker_names=False),
+        best.but(
+            "no given names" if best.given_names else "given names (a surname before a name)",
+            given_names=not best.given_names,
+        ),
         *(
             best.but(f"statement lift {lift:g}", statement_lift=lift)
             for lift in (0.0, 1.0, 2.0)

@@ -84,6 +84,7 @@ class Retrieval:
     subject_cap: int = 0  # > 0: a subject's facts past this many rank after the others
     statement_lift: float = 0.0  # x the best cosine of a fact's predicate with a sentence
     speaker_names: bool = False  # another speaker's full name names no one else by surname
+    given_names: bool = False  # a surname followed by a name word is someone's given name
 
     @classmethod
     def from_settings(cls, editor: EditorSettings) -> Retrieval:
@@ -107,6 +108,7 @@ class Retrieval:
             subject_cap=editor.retrieval_subject_cap,
             statement_lift=editor.retrieval_statement_lift,
             speaker_names=editor.retrieval_speaker_names,
+            given_names=editor.retrieval_given_names,
         )
 
     def but(self, name: str, **changes: object) -> Retrieval:
@@ -167,8 +169,9 @@ def _lift(fact: Fact, texts: Sequence[str], how: Retrieval) -> float:
 
 def _named(text: str, name: str | None, how: Retrieval) -> bool:
     """Whether ``text`` names ``name`` (``how.speaker_names``: not by another speaker's)."""
-    if how.speaker_names:
-        return named_in(text, name, short=how.short_names)
+    if how.speaker_names or how.given_names:
+        voices: frozenset[str] | None = None if how.speaker_names else frozenset()
+        return named_in(text, name, short=how.short_names, voices=voices, given=how.given_names)
     return mentions(text, name, short=how.short_names)
 
 
@@ -248,6 +251,7 @@ async def ranked_candidates(
             [e.hit.fact for e in pool.values()],
             short=how.short_names,
             text=text if how.speaker_names else "",
+            given=how.given_names,
         )
         if said
         else {}
@@ -390,7 +394,9 @@ def _said_bound(fact: Fact, texts: Sequence[str], how: Retrieval) -> float:
         return 0.0
     voices = speakers(texts[0]) if how.speaker_names else frozenset()
     named = any(
-        named_in(s.naming, fact.subject, short=how.short_names, voices=voices)
+        named_in(
+            s.naming, fact.subject, short=how.short_names, voices=voices, given=how.given_names
+        )
         for s in statements(texts, _STATEMENTS)
     )
     return how.statement_lift if named else 0.0

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from factstream.embed.base import Embedder
-from factstream.knowledge.names import document_names, mentions
+from factstream.knowledge.names import aliases, document_names, mentions
 from factstream.topics.records import Fact
 
 __all__ = ["Statement", "named_in", "predicate", "speakers", "statement_scores", "statements"]
@@ -57,16 +57,32 @@ def speakers(text: str) -> frozenset[str]:
 
 
 def named_in(
-    text: str, name: str | None, *, short: bool = True, voices: frozenset[str] | None = None
+    text: str,
+    name: str | None,
+    *,
+    short: bool = True,
+    voices: frozenset[str] | None = None,
+    given: bool = False,
 ) -> bool:
     """``names.mentions``, but a surname inside another speaker's full name names no one
     else: "Ines Kowalski: ..." does not name Ben Kowalski. ``voices``: the speakers (of
-    ``text`` when None); so it depends on the document's text alone."""
+    ``text`` when None); so it depends on the document's text alone. ``given``: nor does
+    a surname followed by another name word, a given name there ("Andrew Stephenson" does
+    not name Stuart Andrew)."""
     voices = speakers(text) if voices is None else voices
     others = [s for s in voices if s != name and not (name and name in s)]
     if others and name:
         text = _masker(tuple(sorted(others, key=len, reverse=True))).sub(" ", text)
+    if given and short and name:
+        for alias in aliases(name):
+            if " " not in alias and alias != name and alias[1:].islower():
+                text = _given(alias).sub(" ", text)
     return mentions(text, name, short=short)
+
+
+@lru_cache(maxsize=4096)
+def _given(surname: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(surname)}(?=[ \t]+[A-Z][a-z])")
 
 
 @lru_cache(maxsize=1024)
@@ -111,6 +127,7 @@ async def statement_scores(
     *,
     short: bool = True,
     text: str = "",
+    given: bool = False,
 ) -> dict[str, float]:
     """Per fact id: the best cosine of its predicate with a statement naming its subject.
 
@@ -126,7 +143,7 @@ async def statement_scores(
         naming = [
             i
             for i, s in enumerate(said)
-            if named_in(s.naming, fact.subject, short=short, voices=voices)
+            if named_in(s.naming, fact.subject, short=short, voices=voices, given=given)
         ]
         if naming:
             wanted[fact.fact_id] = (what, naming)

@@ -339,3 +339,13 @@ def test_a_speaker_is_who_a_sentence_is_about_only_in_the_first_person() -> None
         "\nZoe Brennan moved to Rotterdam.",
         "Kavya Kowalski\nMy home is Bergen.",
     ]
+
+
+def test_a_surname_before_another_name_word_is_a_given_name_there() -> None:
+    text = "Andrew Stephenson was made Minister of State for Health."
+    assert named_in(text, "Stuart Andrew")  # by surname, when that is off
+    assert not named_in(text, "Stuart Andrew", given=True)
+    assert named_in(text, "Andrew Stephenson", given=True)
+    assert named_in("Mr Andrew spoke, then Andrew left.", "Stuart Andrew", given=True)
+    # A line's end is no name word: the speaker's own surname still names them.
+    assert named_in("Kavya Kowalski\nMy home is Bergen.", "Kavya Kowalski", given=True)
