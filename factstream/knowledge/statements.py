@@ -1,16 +1,20 @@
-"""Which of a document's statements a fact's relation and object match: the statement lift.
+"""What a conversation says of someone: the statement lift, and names that name no one else.
 
-A document that supersedes a fact usually says, about the fact's subject, something of the
-same kind: "Dmitri Kowalski: I moved to Lisbon." ends "Dmitri Kowalski residence Lyon.".
-The whole document's vector, or a sentence's, mostly says who is talked about (every fact
-of a person named in a conversation is alike to it); what is said about them is in the
-sentence without the names. So each sentence that names a fact's subject (a conversation
-line by its speaker prefix, "Speaker: ...", or in its words) is compared, by cosine, with the
-fact's relation and object alone ("residence Lyon"): a move lies near a residence, whatever
-the city. The best cosine, times ``statement_lift``, is added to the fact's score
-(``retrieval.ranked_candidates``). Only facts with a structured relation take part; the
-lift is at most ``statement_lift``, and only for facts whose subject the document names
-(what ``retrieval.could_change`` bounds it by).
+A chunk that supersedes a fact says, about the fact's subject, something of the same kind:
+"Dmitri Kowalski: I moved to Lisbon." ends "Dmitri Kowalski residence Lyon.". The chunk's
+vector, or a sentence's, mostly says who is talked about (every fact of a person named in
+a conversation is alike to it). So each sentence of a conversation line ("Speaker: ...")
+that names a fact's subject (the speaker, when the sentence is in the first person) is
+compared, by cosine, with the fact's relation alone ("residence"; the superseding chunk
+names another object): a move lies near a residence, whatever the city. The best cosine,
+times ``statement_lift``, is added to the fact's score (``retrieval.ranked_candidates``).
+Only facts with a structured relation take part; the lift is at most ``statement_lift``,
+and only for facts a statement names (what ``retrieval.could_change`` bounds it by).
+Articles have no speaker lines: nothing changes for them.
+
+``named_in``: a surname inside another speaker's full name names no one else ("Ines
+Kowalski: ..." does not name Ben Kowalski); optionally, nor does a surname followed by
+another name word ("Andrew Stephenson" does not name Stuart Andrew).
 """
 
 from __future__ import annotations
