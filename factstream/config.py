@@ -377,6 +377,24 @@ class EditorSettings(BaseSettings):
         description="A subject's candidates past this many rank after every other subject's "
         "(0: no cap), so that one entity's many facts do not fill top_k.",
     )
+    retrieval_statement_lift: float = Field(
+        2.0,
+        ge=0.0,
+        le=2.0,
+        description="Times the best cosine of a fact's relation with a sentence naming its "
+        "subject (a conversation line's speaker, in the first person), added to its score: "
+        "what the document says of someone, not only who it names (0: off).",
+    )
+    retrieval_speaker_names: bool = Field(
+        True,
+        description="In a conversation chunk, a surname inside another speaker's full name "
+        "names no one else (Ines Kowalski speaking does not name Ben Kowalski).",
+    )
+    retrieval_given_names: bool = Field(
+        False,
+        description="A surname followed by another name word is a given name there and "
+        "names no one by surname (Andrew Stephenson does not name Stuart Andrew).",
+    )
     retrieval_floor_margin: float = Field(
         0.0,
         ge=0.0,
