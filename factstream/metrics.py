@@ -187,6 +187,7 @@ class FeedMetrics:
         )
 
 
+_DISTANCE_BUCKETS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 128, 256)
 _STAGE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 
 
@@ -204,6 +205,8 @@ class WorkerMetrics:
     in_flight: Gauge
     redecisions: Counter
     redecision_tokens: Counter
+    dependency_waits: Counter
+    dependency_distance: Histogram
 
     @classmethod
     def create(cls, registry: CollectorRegistry) -> WorkerMetrics:
@@ -268,6 +271,21 @@ class WorkerMetrics:
                 "factstream_redecision_tokens",
                 "LM tokens (prompt and completion) spent deciding documents again, by task.",
                 ["task"],
+                registry=registry,
+            ),
+            dependency_waits=Counter(
+                "factstream_dependency_waits",
+                "Documents that waited before their judgement for an earlier document of "
+                "their window: on depends (its planned edits may change their candidates: "
+                "decided after its commit) or unknown (its plan was not known yet).",
+                ["on"],
+                registry=registry,
+            ),
+            dependency_distance=Histogram(
+                "factstream_dependency_distance",
+                "Documents between a document and the nearest earlier one in flight whose "
+                "planned edits it waited for (1: the one just before it).",
+                buckets=_DISTANCE_BUCKETS,
                 registry=registry,
             ),
         )

@@ -26,6 +26,7 @@ import logging
 from collections.abc import Generator, Sequence
 from typing import Any
 
+from factstream.agents.dependencies import Gate, Track
 from factstream.agents.editor import Decision, Editor, InputRecord
 from factstream.knowledge.conflicts import conflict
 from factstream.knowledge.pipeline import EditPlan
@@ -47,6 +48,9 @@ class Speculation:
         recovered: The partition's batches found on the changelog.
         before: The commit of an earlier copy of the document, to wait for first.
         namespace: The document's namespace (None: bad input).
+        track: What later documents read of its plan (agents/dependencies.py).
+        gate: Holds its first judgement until no earlier document in flight will change
+            its candidates (None: judge at once).
     """
 
     def __init__(
@@ -56,8 +60,12 @@ class Speculation:
         recovered: RecoveredBatches,
         before: asyncio.Event | None = None,
         namespace: str | None = None,
+        *,
+        track: Track | None = None,
+        gate: Gate | None = None,
     ) -> None:
         self._editor, self._namespace = editor, namespace
+        self._track, self._gate = track, gate
         self._base = 0 if namespace is None else editor.commits(namespace)
         self._decision: Decision | None = None
         self._poked, self._idle = asyncio.Event(), asyncio.Event()
@@ -119,8 +127,18 @@ class Speculation:
     ) -> None:
         if before is not None:
             await before.wait()  # an earlier copy of this document commits first
-        self._decision = await self._editor.decide(record, recovered)
+        if self._gate is None:
+            self._decision = await self._editor.decide(record, recovered)
+        else:
+            self._decision = await self._editor.decide(record, recovered, self._gate)
         plan = self._decision.plan
+        if self._track is not None:
+            self._track.decided(plan, recovered=self._decision.recovered is not None)
+        if self._namespace is not None and self._decision.base == self._editor.commits(
+            self._namespace
+        ):
+            self._changed = []  # it saw every commit poked so far
+            self._poked.clear()
         if plan is None or plan.vector is None:
             return  # no candidates to keep current (bad input, a batch found, a baseline)
         await self._keep_current(plan)
@@ -159,6 +177,8 @@ class Speculation:
                     redo.cancel()
                     with contextlib.suppress(asyncio.CancelledError, Exception):
                         await redo
+                if self._track is not None:
+                    self._track.deciding_again()
                 redo = asyncio.create_task(self._editor.redecide(first, now, reason, "early"))
                 seen, confirmed = now, base
         finally:
@@ -180,4 +200,6 @@ class Speculation:
             log.info("a speculative re-decision failed, left to the commit: %r", exc)
         plan = self._now().plan
         assert plan is not None  # noqa: S101 - only decisions with a plan are kept current
+        if self._track is not None:
+            self._track.decided(plan)
         return plan.retrieved
