@@ -20,7 +20,6 @@ commit's check decides the document again, where a failure counts.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 from collections.abc import Generator, Sequence
@@ -118,9 +117,7 @@ class Speculation:
 
     async def cancel(self) -> None:
         """Stop, and cancel the work under way."""
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):  # discarded either way
-            await self._task
+        await _cancel(self._task)
 
     async def _run(
         self, record: InputRecord, recovered: RecoveredBatches, before: asyncio.Event | None
@@ -174,18 +171,14 @@ class Speculation:
                         self._decision = dataclasses.replace(self._now(), base=base)
                     continue
                 if redo is not None:  # a newer commit made it stale
-                    redo.cancel()
-                    with contextlib.suppress(asyncio.CancelledError, Exception):
-                        await redo
+                    await _cancel(redo)
                 if self._track is not None:
                     self._track.deciding_again()
                 redo = asyncio.create_task(self._editor.redecide(first, now, reason, "early"))
                 seen, confirmed = now, base
         finally:
             if redo is not None:
-                redo.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await redo
+                await _cancel(redo)
 
     def _now(self) -> Decision:
         assert self._decision is not None  # noqa: S101 - set before the loop starts
@@ -203,3 +196,17 @@ class Speculation:
         if self._track is not None:
             self._track.decided(plan)
         return plan.retrieved
+
+
+async def _cancel(task: asyncio.Task[Any]) -> None:
+    """Cancel ``task`` and wait for it to end, its outcome discarded; a cancellation of
+    the caller while it waits is not swallowed (a loop that swallowed it would never end)."""
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise
+    except Exception:  # noqa: BLE001, S110 - speculative work: discarded either way
+        pass
