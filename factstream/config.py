@@ -316,6 +316,15 @@ class EditorSettings(BaseSettings):
         "decided again as soon as an earlier commit changes their candidates; the others "
         "wait until they come this near (fewer LM tokens on decisions made stale again).",
     )
+    dependencies: Literal["off", "speculate", "extraction", "wait"] = Field(
+        "extraction",
+        description="With a window over 1: a document waits for the commit of an earlier "
+        "one whose planned edits may change its candidates, and is decided once, after it. "
+        "An earlier plan not known yet: speculate (decide now), extraction (wait for its "
+        "extraction, which needs its document alone; decide without its judgement) or wait "
+        "(for its whole plan). off: decide at once and again when a commit changes the "
+        "candidates.",
+    )
     retrieval_first_stage: int = Field(
         50,
         ge=0,

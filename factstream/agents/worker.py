@@ -264,6 +264,7 @@ async def _edit_partition(
         await events.ack(event)
         await runtime.processed(record, outcome, app.consumer.highwater(msg.tp))
 
+    policy = settings.editor.dependencies
     window: Window[Any] = Window(
         editor,
         recovered,
@@ -271,6 +272,7 @@ async def _edit_partition(
         partition,
         lookahead=settings.editor.lookahead,
         ahead=settings.embed.batch_size,
+        dependencies=None if policy == "off" else policy,
     )
     try:
         await window.run(events.events(), _record, committed)
