@@ -88,9 +88,10 @@ def _session(path: Path, threads: int, *, spin: bool) -> ort.InferenceSession:
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads  # 0: one per core
     options.inter_op_num_threads = 1
-    # A pool thread that sleeps between operators wakes late for the next: a question's few
-    # milliseconds are hundreds of small operators, so its session spins. A batch keeps its
-    # threads busy anyway, and between batches spinning threads would take shared cores.
+    # A pool thread that sleeps between operators wakes late for the next, one that spins
+    # burns the core meanwhile: on 2 shared cores a spinning question session took twice the
+    # CPU of a sleeping one and its p95 was the worst (docs/benchmarks.md), so only the
+    # question session may spin, and only when FACTSTREAM_EMBED_QUESTION_SPIN says so.
     options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -102,8 +103,9 @@ class OnnxEmbedder(BatchedEmbedder):
 
     Build it with ``await OnnxEmbedder.load(settings, cache_dir)``: exports the model into
     ``cache_dir`` if it is not there yet, then opens the sessions: one for batches
-    (``threads``) and, if its thread count differs, one for ``embed`` of a single text, a
-    question (``question_threads``): a question waits for its vector, a batch fills a core.
+    (``threads``) and, if its thread count or spinning differs, one for ``embed`` of a single
+    text, a question (``question_threads``): a question waits for its vector, a batch fills
+    a core.
     """
 
     def __init__(
@@ -152,9 +154,9 @@ class OnnxEmbedder(BatchedEmbedder):
         try:
             batches = await asyncio.to_thread(_session, path, settings.threads, spin=False)
             single = batches
-            if settings.question_threads != settings.threads:
+            if settings.question_threads != settings.threads or settings.question_spin:
                 single = await asyncio.to_thread(
-                    _session, path, settings.question_threads, spin=True
+                    _session, path, settings.question_threads, spin=settings.question_spin
                 )
             tokenizer, _max_len = await asyncio.to_thread(_tokenizer, model_dir)
         except Exception as exc:  # ONNX Runtime and tokenizers raise their own kinds
@@ -164,7 +166,7 @@ class OnnxEmbedder(BatchedEmbedder):
     async def embed(self, text: str) -> Vector:
         """One text, a question: on the one-text session (``question_threads``), not merged
         into a batch. Batches (``embed_batch``, a document's or facts' texts) never use it:
-        its extra threads spin between operators, worth it for a question that waits."""
+        its extra threads are for a question that waits, taken only from idle cores."""
         loop = asyncio.get_running_loop()
         array, seconds = await loop.run_in_executor(self._thread, self.encode, [text], self._single)
         return self._counted(array, seconds)[0]
