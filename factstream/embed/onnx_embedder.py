@@ -9,13 +9,15 @@ equal the torch reference's (within 1e-4 cosine; tests/integration/test_onnx_emb
 ONNX Runtime and the tokenizer release the GIL while they compute, so the model runs in a
 thread of the caller's process, with no trip to another process and back. Requests made
 while a call runs are merged into the next (embed/coalesce.py); a merged call is cut into
-groups of like token lengths.
+groups of like token lengths. A question (``embed``) runs in a second thread, beside
+whatever batch is running.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -124,7 +126,14 @@ class OnnxEmbedder(BatchedEmbedder):
         self._inputs = {i.name for i in session.get_inputs()}
         self._pad_id = tokenizer.token_to_id("[PAD]") or 0
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="onnx-embed")
-        # CPU seconds of the model's thread (tokenising, the graph, pooling); with more than
+        # A question has a thread of its own: in the worker, a question from
+        # factstream.questions would otherwise wait behind a document batch (ONNX Runtime
+        # runs sessions from several threads at once).
+        self._question_thread = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="onnx-question"
+        )
+        self._cpu_lock = threading.Lock()
+        # CPU seconds of the model's threads (tokenising, the graph, pooling); with more than
         # one intra-op thread, the pool's other threads are not counted.
         self.cpu_seconds = 0.0
 
@@ -164,11 +173,14 @@ class OnnxEmbedder(BatchedEmbedder):
         return cls(settings, (batches, single), tokenizer, metrics)
 
     async def embed(self, text: str) -> Vector:
-        """One text, a question: on the one-text session (``question_threads``), not merged
-        into a batch. Batches (``embed_batch``, a document's or facts' texts) never use it:
-        its extra threads are for a question that waits, taken only from idle cores."""
+        """One text, a question: on the one-text session (``question_threads``) in a thread
+        of its own, not merged into a batch nor queued behind one. Batches (``embed_batch``,
+        a document's or facts' texts) never use it: its extra threads are for a question
+        that waits, taken only from idle cores."""
         loop = asyncio.get_running_loop()
-        array, seconds = await loop.run_in_executor(self._thread, self.encode, [text], self._single)
+        array, seconds = await loop.run_in_executor(
+            self._question_thread, self.encode, [text], self._single
+        )
         return self._counted(array, seconds)[0]
 
     async def _compute(self, texts: list[str]) -> tuple[np.ndarray[Any, Any], float]:
@@ -198,12 +210,14 @@ class OnnxEmbedder(BatchedEmbedder):
             feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             hidden = session.run([OUTPUT], {k: feeds[k] for k in INPUTS if k in self._inputs})
             out[group] = _mean_normalised(hidden[0], mask)
-        self.cpu_seconds += time.thread_time() - cpu
+        with self._cpu_lock:
+            self.cpu_seconds += time.thread_time() - cpu
         return out, time.perf_counter() - started
 
     async def aclose(self) -> None:
         await super().aclose()
-        await asyncio.to_thread(self._thread.shutdown, wait=True, cancel_futures=True)
+        for pool in (self._thread, self._question_thread):
+            await asyncio.to_thread(pool.shutdown, wait=True, cancel_futures=True)
 
 
 def _mean_normalised(hidden: np.ndarray[Any, Any], mask: np.ndarray[Any, Any]) -> Any:

@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
+import threading
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
+import numpy as np
 import pytest
 
 from factstream.config import EmbedSettings
@@ -126,4 +130,43 @@ async def test_the_question_session_spins_only_when_asked(
     try:
         assert calls == opened and embedder.dim == 384
     finally:
+        await embedder.aclose()
+
+
+class _BlockingSession(_FakeSession):
+    """A batch (more than one row) blocks until released; one row returns at once."""
+
+    def __init__(self) -> None:
+        self.batch_running = threading.Event()
+        self.release = threading.Event()
+
+    def run(self, _outputs: list[str], feeds: dict[str, Any]) -> list[Any]:
+        ids = feeds["input_ids"]
+        if len(ids) > 1:
+            self.batch_running.set()
+            assert self.release.wait(timeout=30)
+        return [np.ones((*ids.shape, 384), dtype=np.float32)]
+
+
+async def test_a_question_does_not_wait_behind_a_batch(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    session = _BlockingSession()
+    monkeypatch.setattr(onnx_embedder, "_session", lambda *_, **__: session)
+    monkeypatch.setattr(onnx_embedder, "ensure_onnx", lambda *_: tmp_path / "model.onnx")
+    encoding = SimpleNamespace(ids=[101, 2040, 102])
+    tokenizer = SimpleNamespace(
+        token_to_id=lambda _: 0, encode_batch=lambda texts: [encoding for _ in texts]
+    )
+    monkeypatch.setattr(onnx_embedder, "_tokenizer", lambda _: (tokenizer, 256))
+    embedder = await onnx_embedder.OnnxEmbedder.load(EmbedSettings(runtime="onnx"), tmp_path)
+    try:
+        batch = asyncio.create_task(embedder.embed_batch(["a document", "another one"]))
+        assert await asyncio.to_thread(session.batch_running.wait, 30)
+        vector = await asyncio.wait_for(embedder.embed("who is the president?"), timeout=10)
+        assert len(vector) == 384 and not batch.done()
+        session.release.set()
+        assert len(await batch) == 2
+    finally:
+        session.release.set()
         await embedder.aclose()
