@@ -215,12 +215,13 @@ def _ask(r: dict[str, Any], name: str, key: str, goal: str) -> Iterator[Row]:
 
 def _embed(r: dict[str, Any]) -> Iterator[Row]:
     for key, m in r["runtimes"].items():
-        runtime, threads, question_threads = key.split("/")
+        runtime, threads, question_threads, *spin = key.split("/")
         default = key == r["default"]
         q = m["question"]
+        how = {"spin": ", spinning", "sleep": ""}[spin[0]] if spin else ""
         yield (
             "7 embedding runtimes",
-            f"{runtime}, threads {threads} (batch) / {question_threads} (one text)"
+            f"{runtime}, threads {threads} (batch) / {question_threads}{how} (one text)"
             f"{', the default' if default else ''}: one question p50 / p95 ms; "
             f"{m['batch_texts']} documents in one batch, texts/s",
             f"{q['p50_ms']} / {q['p95_ms']}; {m['batch_texts_per_s']}",

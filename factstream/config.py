@@ -217,6 +217,12 @@ class EmbedSettings(BaseSettings):
         "texts (documents, facts) always go in batches at FACTSTREAM_EMBED_THREADS. 0: one "
         "per core.",
     )
+    question_spin: bool = Field(
+        False,
+        description="The question session's ONNX Runtime threads spin between operators "
+        "instead of sleeping: on idle cores a little faster, but twice the CPU a question, "
+        "and a slower p95 where the cores are shared (docs/benchmarks.md).",
+    )
     onnx_dir: Path | None = Field(
         None,
         description="Where the onnx runtime keeps the model's ONNX exports (one folder per "
