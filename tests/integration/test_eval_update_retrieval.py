@@ -42,8 +42,7 @@ async def test_the_configured_retrieval_sees_more_than_the_plain_search(
 
 
 async def test_on_a_conversation_world_the_statement_lift_ranks_more_first(
-    weaviate_settings: Settings,
-    store_prefix: str,
+    weaviate_store: WeaviateFactStore,
     embedder: SentenceTransformerEmbedder,
     tmp_path: Path,
 ) -> None:
@@ -52,9 +51,7 @@ async def test_on_a_conversation_world_the_statement_lift_ranks_more_first(
     from factstream.world.generate import WorldConfig, generate_world, write_world
 
     write_world(generate_world(WorldConfig(seed=1, people=5, steps=4)), tmp_path)
-    store = await WeaviateFactStore.open(
-        weaviate_settings.weaviate, StoreSettings(collection_prefix=store_prefix)
-    )
+    store = weaviate_store
     try:
         clark = load_clark(tmp_path)
         await load_facts(store, embedder, clark, "world")
@@ -65,7 +62,6 @@ async def test_on_a_conversation_world_the_statement_lift_ranks_more_first(
         )
     finally:
         await store.drop_namespace("world")
-        await store.close()
     assert lifted.changes == off.changes > 10
     assert lifted.recall_at[1] > off.recall_at[1]
     assert lifted.recall_at_n > off.recall_at_n
