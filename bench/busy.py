@@ -21,6 +21,11 @@ batched call, the texts the serial run embedded: its documents and every fact it
 changelog changed. Each W's changelog is compared with the serial run's (the edits of each
 document, as multisets): the window must not change the result.
 
+Predicted dependencies (agents/dependencies.py): every W runs with the configured
+FACTSTREAM_EDITOR_DEPENDENCIES policy; ``--dependencies`` runs other policies at W=16
+against the same serial run. Per W the documents that waited for an earlier one, how far,
+and the chain bound those waits leave (bench/chains.py, from the worker's log).
+
 Until the worker has the window (EditorSettings.window), FACTSTREAM_EDITOR_WINDOW is not
 passed (Settings refuses unknown variables): every run is then serial, and the results say
 so (``window_applied``).

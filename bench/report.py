@@ -290,6 +290,7 @@ def _busy(r: dict[str, Any]) -> Iterator[Row]:
             f">= {GOAL_BOUND_SHARE}" if at_goal else "",
             _met(checked["bound_share_met"]) if at_goal else "",
         )
+    yield from _dependencies(name, r)
     if checked["speedup_w16_over_w1"] is not None:
         yield (
             name,
@@ -309,6 +310,32 @@ def _busy(r: dict[str, Any]) -> Iterator[Row]:
     )
     same = all(f["changelog_equals_serial"] for f in r["runs"].values())
     yield name, f"changelog at every W = W={r['serial_window']}'s", "yes" if same else "no", "", ""
+
+
+def _dependencies(name: str, r: dict[str, Any]) -> Iterator[Row]:
+    """Predicted dependencies, where the run has them: per W the documents that waited for
+    an earlier one and the chain bound; the other policies at the goal's window."""
+    policy = r.get("dependencies")
+    for window, f in r["runs"].items():
+        waited = f.get("waited")
+        if waited is None or window == str(r["serial_window"]):
+            continue
+        yield (
+            name,
+            f"W={window} ({policy}): documents that waited for an earlier one; chain bound docs/s",
+            f"{waited['waited_share']}; {waited['chain_bound_docs_per_s']}",
+            "",
+            "",
+        )
+    for other, f in r.get(f"other_policies_w{GOAL_W}", {}).items():
+        yield (
+            name,
+            f"W={GOAL_W} ({other}): docs/s (x W=1); LM tokens / W=1's - 1; conflicts/doc{_at(f)}",
+            f"{f['docs_per_s']} ({f['speedup_over_serial']}); {f['extra_token_share']}; "
+            f"{f['conflict_rate']}",
+            "",
+            "",
+        )
 
 
 def _extra(r: dict[str, Any]) -> bool:

@@ -323,7 +323,7 @@ class EditorSettings(BaseSettings):
         "wait until they come this near (fewer LM tokens on decisions made stale again).",
     )
     dependencies: Literal["off", "speculate", "extraction", "wait"] = Field(
-        "extraction",
+        "speculate",
         description="With a window over 1: a document waits for the commit of an earlier "
         "one whose planned edits may change its candidates, and is decided once, after it. "
         "An earlier plan not known yet: speculate (decide now), extraction (wait for its "
