@@ -21,6 +21,11 @@ batched call, the texts the serial run embedded: its documents and every fact it
 changelog changed. Each W's changelog is compared with the serial run's (the edits of each
 document, as multisets): the window must not change the result.
 
+Predicted dependencies (agents/dependencies.py): every W runs with the configured
+FACTSTREAM_EDITOR_DEPENDENCIES policy; ``--dependencies`` runs other policies at W=16
+against the same serial run. Per W the documents that waited for an earlier one, how far,
+and the chain bound those waits leave (bench/chains.py, from the worker's log).
+
 Until the worker has the window (EditorSettings.window), FACTSTREAM_EDITOR_WINDOW is not
 passed (Settings refuses unknown variables): every run is then serial, and the results say
 so (``window_applied``).
@@ -36,7 +41,8 @@ from typing import Any
 
 import httpx
 
-from bench.bounds import bound, goals, lm_bound
+from bench.bounds import GOAL_W, bound, goals, lm_bound
+from bench.chains import dependency_figures, waits_in
 from bench.corpus import load, stream_documents, stub_rules
 from bench.harness import Deployment
 from bench.scrape import Samples, scrape
@@ -57,6 +63,7 @@ _REDECISIONS = "factstream_redecisions_total"
 _REDECISION_TOKENS = "factstream_redecision_tokens_total"
 _TOKENS = "factstream_lm_tokens_total"
 _REFUSED = "factstream_lm_refused_total"
+_WAITS = "factstream_dependency_waits_total"
 _GROUNDING = ("prompt_text", "placeholder", "ungrounded_entity", "ungrounded_number")
 
 
@@ -65,8 +72,10 @@ def window_supported() -> bool:
     return "window" in EditorSettings.model_fields
 
 
-def _env(window: int, max_window: int, metrics_port: int) -> dict[str, str]:
+def _env(window: int, max_window: int, metrics_port: int, policy: str) -> dict[str, str]:
     env = {
+        # Predicted dependencies (agents/dependencies.py): the policy for unknown plans.
+        "FACTSTREAM_EDITOR_DEPENDENCIES": policy,
         "FACTSTREAM_WORKER_METRICS_PORT": str(metrics_port),
         "FACTSTREAM_WORKER_METRICS_HOST": "127.0.0.1",
         # The LM client must not be what limits: every document of the widest window may
@@ -155,11 +164,13 @@ async def _one(
     window: int,
     docs: list[Document],
     rules: dict[str, Any],
+    policy: str,
 ) -> tuple[dict[str, Any], list[FactEdit]]:
     """One window on a fresh deployment: its figures and its changelog."""
     port = free_port()
-    env = _env(window, max(size.busy_windows), port)
-    dep = Deployment(base, workdir / f"busy-w{window}", stub=True, **env)
+    env = _env(window, max(size.busy_windows), port, policy)
+    folder = workdir / f"busy-w{window}-{policy}"
+    dep = Deployment(base, folder, stub=True, **env)
     try:
         dep.start_stub(rules, size.busy_latency_ms)
         await dep.create_topics()
@@ -178,7 +189,11 @@ async def _one(
     finally:
         await dep.close()
     seconds, since_warm = done - started, samples.minus(warm)
-    return _figures(window, docs, seconds, since_warm, most, stats_before, stats), edits
+    figures = _figures(window, docs, seconds, since_warm, most, stats_before, stats)
+    log = "".join(path.read_text(errors="replace") for path in folder.glob("worker-*.log"))
+    figures["dependencies"] = policy
+    figures["waited"] = dependency_figures(docs, waits_in(log), window, size.busy_latency_ms / 1000)
+    return figures, edits
 
 
 def _figures(
@@ -218,6 +233,7 @@ def _figures(
         if tokens
         else 0.0,
         "grounding_refused": int(refused),
+        "dependency_waits": {k: int(v) for k, v in samples.by_label(_WAITS, "on").items() if v},
     }
 
 
@@ -239,8 +255,9 @@ async def run(base: Settings, size: Size, workdir: Path, data: Path) -> dict[str
     runs: dict[int, dict[str, Any]] = {}
     serial: list[FactEdit] = []
     embed: dict[str, Any] = {}
+    policy = base.editor.dependencies
     for window in windows:
-        figures, edits = await _one(base, workdir, size, window, docs, rules)
+        figures, edits = await _one(base, workdir, size, window, docs, rules, policy)
         if not runs:
             serial = edits
             embed = await _embed_bound(base, _embedded_texts(docs, edits), len(docs))
@@ -252,8 +269,20 @@ async def run(base: Settings, size: Size, workdir: Path, data: Path) -> dict[str
         figures["extra_token_share"] = (
             round(figures["stub_tokens"] / first - 1, 4) if first else 0.0
         )
+    # The other policies at the goal's window, against the same serial run.
+    others: dict[str, dict[str, Any]] = {}
+    for other in (p for p in size.busy_policies if p != policy):
+        figures, edits = await _one(base, workdir, size, GOAL_W, docs, rules, other)
+        figures["changelog_equals_serial"] = _signature(edits) == _signature(serial)
+        first = runs[windows[0]]["stub_tokens"]
+        figures["extra_token_share"] = round(figures["stub_tokens"] / first - 1, 4)
+        serial_docs_per_s = runs[windows[0]]["docs_per_s"]
+        figures["speedup_over_serial"] = round(figures["docs_per_s"] / serial_docs_per_s, 2)
+        others[other] = figures
     calls_per_doc = runs[windows[0]]["lm_calls_per_doc"]
     _bounded(runs, calls_per_doc, size.busy_latency_ms / 1000, embed["docs_per_s"])
+    for figures in others.values():
+        _bounded({GOAL_W: figures}, calls_per_doc, size.busy_latency_ms / 1000, embed["docs_per_s"])
     checked = goals(runs)
     verdicts = [v for k, v in checked.items() if k.endswith("_met") and v is not None]
     return {
@@ -261,11 +290,13 @@ async def run(base: Settings, size: Size, workdir: Path, data: Path) -> dict[str
         "documents": len(docs),
         "lm_latency_ms": size.busy_latency_ms,
         "windows": windows,
+        "dependencies": policy,
         "window_applied": window_supported(),
         "serial_window": windows[0],
         "serial_lm_calls_per_doc": calls_per_doc,
         "embed_bound": {**embed, "docs_per_s": round(embed["docs_per_s"], 2)},
         "runs": {str(w): figures for w, figures in runs.items()},
+        f"other_policies_w{GOAL_W}": others,
         "goals": checked,
         # Met when all three goals were measured and met (None: not all measured).
         "met": all(verdicts) if len(verdicts) == 3 else None,

@@ -25,21 +25,36 @@ from factstream.embed.factory import choose_runtime, load_embedder
 __all__ = ["CONFIGS", "GOAL_MS", "run"]
 
 GOAL_MS = 5.0  # one question's embedding, p95
-# runtime, threads (batches), question_threads (calls of one text; onnx only)
-CONFIGS = (("torch", 1, 1), ("onnx", 1, 1), ("onnx", 1, 2), ("torch", 2, 2), ("onnx", 2, 2))
+# runtime, threads (batches), question_threads and question_spin (calls of one text; onnx only)
+Config = tuple[str, int, int, bool]
+CONFIGS: tuple[Config, ...] = (
+    ("torch", 1, 1, False),
+    ("onnx", 1, 1, False),
+    ("onnx", 1, 2, False),
+    ("onnx", 1, 2, True),
+    ("torch", 2, 2, False),
+    ("onnx", 2, 2, False),
+)
 _WARM_UP = 10
 
 
-def _key(runtime: str, threads: int, question_threads: int) -> str:
-    return f"{runtime}/{threads}/{question_threads}"
+def _key(runtime: str, threads: int, question_threads: int, spin: bool) -> str:
+    """``runtime/threads/question_threads/spin|sleep`` (results before the spin setting
+    have three parts: their one-text sessions with more threads than the batch's spun)."""
+    return f"{runtime}/{threads}/{question_threads}/{'spin' if spin else 'sleep'}"
 
 
 async def _one(
-    settings: Settings, config: tuple[str, int, int], asked: list[str], docs: list[str]
+    settings: Settings, config: Config, asked: list[str], docs: list[str]
 ) -> dict[str, Any]:
-    runtime, threads, question_threads = config
+    runtime, threads, question_threads, spin = config
     embed = settings.embed.model_copy(
-        update={"runtime": runtime, "threads": threads, "question_threads": question_threads}
+        update={
+            "runtime": runtime,
+            "threads": threads,
+            "question_threads": question_threads,
+            "question_spin": spin,
+        }
     )
     embedder = await load_embedder(embed, settings.local.cache_dir)
     try:
@@ -71,7 +86,10 @@ async def run(settings: Settings, size: Size, _workdir: Path, data: Path) -> dic
     results = {_key(*c): await _one(settings, c, asked, docs) for c in CONFIGS}
     e = settings.embed
     runtime = choose_runtime(e)[0]
-    default = _key(runtime, e.threads, e.question_threads if runtime == "onnx" else e.threads)
+    onnx = runtime == "onnx"
+    default = _key(
+        runtime, e.threads, e.question_threads if onnx else e.threads, onnx and e.question_spin
+    )
     p95 = results[default]["question"]["p95_ms"] if default in results else None
     return {
         "runtimes": results,

@@ -215,12 +215,13 @@ def _ask(r: dict[str, Any], name: str, key: str, goal: str) -> Iterator[Row]:
 
 def _embed(r: dict[str, Any]) -> Iterator[Row]:
     for key, m in r["runtimes"].items():
-        runtime, threads, question_threads = key.split("/")
+        runtime, threads, question_threads, *spin = key.split("/")
         default = key == r["default"]
         q = m["question"]
+        how = {"spin": ", spinning", "sleep": ""}[spin[0]] if spin else ""
         yield (
             "7 embedding runtimes",
-            f"{runtime}, threads {threads} (batch) / {question_threads} (one text)"
+            f"{runtime}, threads {threads} (batch) / {question_threads}{how} (one text)"
             f"{', the default' if default else ''}: one question p50 / p95 ms; "
             f"{m['batch_texts']} documents in one batch, texts/s",
             f"{q['p50_ms']} / {q['p95_ms']}; {m['batch_texts_per_s']}",
@@ -289,6 +290,7 @@ def _busy(r: dict[str, Any]) -> Iterator[Row]:
             f">= {GOAL_BOUND_SHARE}" if at_goal else "",
             _met(checked["bound_share_met"]) if at_goal else "",
         )
+    yield from _dependencies(name, r)
     if checked["speedup_w16_over_w1"] is not None:
         yield (
             name,
@@ -308,6 +310,32 @@ def _busy(r: dict[str, Any]) -> Iterator[Row]:
     )
     same = all(f["changelog_equals_serial"] for f in r["runs"].values())
     yield name, f"changelog at every W = W={r['serial_window']}'s", "yes" if same else "no", "", ""
+
+
+def _dependencies(name: str, r: dict[str, Any]) -> Iterator[Row]:
+    """Predicted dependencies, where the run has them: per W the documents that waited for
+    an earlier one and the chain bound; the other policies at the goal's window."""
+    policy = r.get("dependencies")
+    for window, f in r["runs"].items():
+        waited = f.get("waited")
+        if waited is None or window == str(r["serial_window"]):
+            continue
+        yield (
+            name,
+            f"W={window} ({policy}): documents that waited for an earlier one; chain bound docs/s",
+            f"{waited['waited_share']}; {waited['chain_bound_docs_per_s']}",
+            "",
+            "",
+        )
+    for other, f in r.get(f"other_policies_w{GOAL_W}", {}).items():
+        yield (
+            name,
+            f"W={GOAL_W} ({other}): docs/s (x W=1); LM tokens / W=1's - 1; conflicts/doc{_at(f)}",
+            f"{f['docs_per_s']} ({f['speedup_over_serial']}); {f['extra_token_share']}; "
+            f"{f['conflict_rate']}",
+            "",
+            "",
+        )
 
 
 def _extra(r: dict[str, Any]) -> bool:

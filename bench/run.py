@@ -157,11 +157,16 @@ def cli(
     lm_latency: Annotated[
         float | None, typer.Option(help="busy: the stub LM's milliseconds per call (500).")
     ] = None,
+    dependencies: Annotated[
+        list[str] | None,
+        typer.Option(help="busy: also run W=16 with this FACTSTREAM_EDITOR_DEPENDENCIES; repeat."),
+    ] = None,
 ) -> None:
     """Run the benchmarks on the local stack (started if needed) and print the table."""
     logging.basicConfig(level=logging.WARNING)
     settings = load_settings()
     chosen = busy_size(SIZES[size.value], docs, window, lm_latency)
+    chosen = dataclasses.replace(chosen, busy_policies=tuple(dependencies or ()))
     manager.up(settings, list(manager.SERVICE_NAMES))
     selected = list(only or DEFAULT_SET)
     if million and Bench.ASK_1M not in selected:

@@ -28,6 +28,8 @@ class Size:
     busy_latency_ms: float  # the stub LM's time per call
     embed_questions: int  # questions embedded one at a time, per runtime
     embed_docs: int  # documents embedded in one batch, per runtime
+    # busy: FACTSTREAM_EDITOR_DEPENDENCIES policies also run at W=16 (beside the configured)
+    busy_policies: tuple[str, ...] = ()
 
 
 FULL = Size(

@@ -217,6 +217,12 @@ class EmbedSettings(BaseSettings):
         "texts (documents, facts) always go in batches at FACTSTREAM_EMBED_THREADS. 0: one "
         "per core.",
     )
+    question_spin: bool = Field(
+        False,
+        description="The question session's ONNX Runtime threads spin between operators "
+        "instead of sleeping: on idle cores a little faster, but twice the CPU a question, "
+        "and a slower p95 where the cores are shared (docs/benchmarks.md).",
+    )
     onnx_dir: Path | None = Field(
         None,
         description="Where the onnx runtime keeps the model's ONNX exports (one folder per "
@@ -316,6 +322,15 @@ class EditorSettings(BaseSettings):
         "decided again as soon as an earlier commit changes their candidates; the others "
         "wait until they come this near (fewer LM tokens on decisions made stale again).",
     )
+    dependencies: Literal["off", "speculate", "extraction", "wait"] = Field(
+        "speculate",
+        description="With a window over 1: a document waits for the commit of an earlier "
+        "one whose planned edits may change its candidates, and is decided once, after it. "
+        "An earlier plan not known yet: speculate (decide now), extraction (wait for its "
+        "extraction, which needs its document alone; decide without its judgement) or wait "
+        "(for its whole plan). off: decide at once and again when a commit changes the "
+        "candidates.",
+    )
     retrieval_first_stage: int = Field(
         50,
         ge=0,
@@ -376,6 +391,24 @@ class EditorSettings(BaseSettings):
         le=100,
         description="A subject's candidates past this many rank after every other subject's "
         "(0: no cap), so that one entity's many facts do not fill top_k.",
+    )
+    retrieval_statement_lift: float = Field(
+        2.0,
+        ge=0.0,
+        le=2.0,
+        description="Times the best cosine of a fact's relation with a sentence naming its "
+        "subject (a conversation line's speaker, in the first person), added to its score: "
+        "what the document says of someone, not only who it names (0: off).",
+    )
+    retrieval_speaker_names: bool = Field(
+        True,
+        description="In a conversation chunk, a surname inside another speaker's full name "
+        "names no one else (Ines Kowalski speaking does not name Ben Kowalski).",
+    )
+    retrieval_given_names: bool = Field(
+        False,
+        description="A surname followed by another name word is a given name there and "
+        "names no one by surname (Andrew Stephenson does not name Stuart Andrew).",
     )
     retrieval_floor_margin: float = Field(
         0.0,

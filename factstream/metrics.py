@@ -24,6 +24,7 @@ __all__ = [
 ]
 
 _LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+_DISTANCE_BUCKETS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 128, 256)
 _STAGE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 _ASK_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 _SPEC = "metric"
@@ -228,6 +229,20 @@ class WorkerMetrics(_Group):
         "factstream_redecision_tokens",
         "task",
         "LM tokens (prompt and completion) spent deciding documents again, by task.",
+    )
+    dependency_waits: Counter = _counter(
+        "factstream_dependency_waits",
+        "on",
+        "Documents that waited before their judgement for an earlier document of "
+        "their window: on depends (its planned edits may change their candidates: "
+        "decided after its commit) or unknown (its plan was not known yet).",
+    )
+    dependency_distance: Histogram = _histogram(
+        "factstream_dependency_distance",
+        "",
+        "Documents between a document and the nearest earlier one in flight whose "
+        "planned edits it waited for (1: the one just before it).",
+        _DISTANCE_BUCKETS,
     )
 
 

@@ -20,19 +20,21 @@ from collections import Counter
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, Protocol
 
 from aiokafka.errors import KafkaError, ProducerFenced
 
 from factstream.clients import Clients
 from factstream.concurrency import backoff_delay
 from factstream.config import EditorSettings, WorkerSettings
+from factstream.embed.base import Vector
 from factstream.errors import BadInput, LMOutputInvalid, StoreUnavailable
 from factstream.knowledge.ahead import DocumentVectors
 from factstream.knowledge.conflicts import Conflict, conflict
 from factstream.knowledge.materializer import Materializer
 from factstream.knowledge.names import document_title
 from factstream.knowledge.pipeline import (
+    DecisionGate,
     EditContext,
     EditPlan,
     bound_problem,
@@ -48,7 +50,7 @@ from factstream.streams.decode import decode_document
 from factstream.streams.recovery import RecoveredBatches
 from factstream.topics.records import Document, FactEdit, InputRef
 
-__all__ = ["Decision", "Editor", "InputRecord", "Outcome"]
+__all__ = ["Decision", "Editor", "InputRecord", "Outcome", "WindowGate"]
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +95,13 @@ class Decision:
     plan: EditPlan | None = None
     recovered: list[FactEdit] | None = None
     base: int = 0
+
+
+class WindowGate(DecisionGate, Protocol):
+    """A decision's gate (agents/dependencies.py) that may retrieve again before the
+    judgement: ``base`` counts the commits of its namespace before the candidates judged."""
+
+    base: int
 
 
 def _where(record: InputRecord) -> str:
@@ -151,12 +160,16 @@ class Editor:
             return None
         return doc.namespace, doc.id
 
-    async def decide(self, record: InputRecord, recovered: RecoveredBatches) -> Decision:
+    async def decide(
+        self, record: InputRecord, recovered: RecoveredBatches, gate: WindowGate | None = None
+    ) -> Decision:
         """Decide the record's document on the knowledge base as it stands; commit nothing.
 
         Bad input and documents already applied decide nothing (their commit says what
         they are); a document whose batch is on the changelog takes it and skips the LM.
         Errors are raised: the commit (``handle``) meets them and treats them as always.
+        ``gate``: may hold the judgement back until earlier documents commit (its ``base``
+        then counts the commits before the candidates it was judged on).
         """
         try:
             doc = decode_document(record.key, record.value, max_bytes=self._max_bytes)
@@ -168,7 +181,8 @@ class Editor:
         batch = await recovered.take(doc.namespace, doc.id, record.appended_ms)
         if batch is not None:
             return Decision(recovered=batch, base=base)
-        return Decision(await edit_document(doc, self._ctx), base=base)
+        plan = await edit_document(doc, self._ctx, gate=gate)
+        return Decision(plan, base=base if gate is None else gate.base)
 
     async def handle(
         self,
@@ -312,6 +326,10 @@ class Editor:
         doc = plan.document
         title = document_title(doc.title, doc.source)
         return could_change(seen, doc.text, plan.vector, changed, self._retrieval, title)
+
+    async def embed(self, texts: list[str]) -> list[Vector]:
+        """The vectors of ``texts`` (facts an earlier document plans: agents/dependencies.py)."""
+        return await self._clients.embedder.embed_batch(texts)
 
     async def probe(
         self, plan: EditPlan, timings: dict[str, float] | None = None

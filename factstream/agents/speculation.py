@@ -20,12 +20,12 @@ commit's check decides the document again, where a failure counts.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 from collections.abc import Generator, Sequence
 from typing import Any
 
+from factstream.agents.dependencies import Gate, Track
 from factstream.agents.editor import Decision, Editor, InputRecord
 from factstream.knowledge.conflicts import conflict
 from factstream.knowledge.pipeline import EditPlan
@@ -47,6 +47,9 @@ class Speculation:
         recovered: The partition's batches found on the changelog.
         before: The commit of an earlier copy of the document, to wait for first.
         namespace: The document's namespace (None: bad input).
+        track: What later documents read of its plan (agents/dependencies.py).
+        gate: Holds its first judgement until no earlier document in flight will change
+            its candidates (None: judge at once).
     """
 
     def __init__(
@@ -56,8 +59,12 @@ class Speculation:
         recovered: RecoveredBatches,
         before: asyncio.Event | None = None,
         namespace: str | None = None,
+        *,
+        track: Track | None = None,
+        gate: Gate | None = None,
     ) -> None:
         self._editor, self._namespace = editor, namespace
+        self._track, self._gate = track, gate
         self._base = 0 if namespace is None else editor.commits(namespace)
         self._decision: Decision | None = None
         self._poked, self._idle = asyncio.Event(), asyncio.Event()
@@ -110,17 +117,25 @@ class Speculation:
 
     async def cancel(self) -> None:
         """Stop, and cancel the work under way."""
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):  # discarded either way
-            await self._task
+        await _cancel(self._task)
 
     async def _run(
         self, record: InputRecord, recovered: RecoveredBatches, before: asyncio.Event | None
     ) -> None:
         if before is not None:
             await before.wait()  # an earlier copy of this document commits first
-        self._decision = await self._editor.decide(record, recovered)
+        if self._gate is None:
+            self._decision = await self._editor.decide(record, recovered)
+        else:
+            self._decision = await self._editor.decide(record, recovered, self._gate)
         plan = self._decision.plan
+        if self._track is not None:
+            self._track.decided(plan, recovered=self._decision.recovered is not None)
+        if self._namespace is not None and self._decision.base == self._editor.commits(
+            self._namespace
+        ):
+            self._changed = []  # it saw every commit poked so far
+            self._poked.clear()
         if plan is None or plan.vector is None:
             return  # no candidates to keep current (bad input, a batch found, a baseline)
         await self._keep_current(plan)
@@ -156,16 +171,14 @@ class Speculation:
                         self._decision = dataclasses.replace(self._now(), base=base)
                     continue
                 if redo is not None:  # a newer commit made it stale
-                    redo.cancel()
-                    with contextlib.suppress(asyncio.CancelledError, Exception):
-                        await redo
+                    await _cancel(redo)
+                if self._track is not None:
+                    self._track.deciding_again()
                 redo = asyncio.create_task(self._editor.redecide(first, now, reason, "early"))
                 seen, confirmed = now, base
         finally:
             if redo is not None:
-                redo.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await redo
+                await _cancel(redo)
 
     def _now(self) -> Decision:
         assert self._decision is not None  # noqa: S101 - set before the loop starts
@@ -180,4 +193,20 @@ class Speculation:
             log.info("a speculative re-decision failed, left to the commit: %r", exc)
         plan = self._now().plan
         assert plan is not None  # noqa: S101 - only decisions with a plan are kept current
+        if self._track is not None:
+            self._track.decided(plan)
         return plan.retrieved
+
+
+async def _cancel(task: asyncio.Task[Any]) -> None:
+    """Cancel ``task`` and wait for it to end, its outcome discarded; a cancellation of
+    the caller while it waits is not swallowed (a loop that swallowed it would never end)."""
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise
+    except Exception:  # noqa: BLE001, S110 - speculative work: discarded either way
+        pass

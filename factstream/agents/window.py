@@ -31,6 +31,7 @@ from collections.abc import AsyncIterable, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from factstream.agents.dependencies import Gate, Policy, Track
 from factstream.agents.editor import Editor, InputRecord, Outcome
 from factstream.agents.speculation import Speculation
 from factstream.concurrency import backoff_delay
@@ -54,6 +55,7 @@ class _InFlight(Generic[E]):
     decision: Speculation
     key: tuple[str, str] | None
     committed: asyncio.Event
+    track: Track
 
 
 class Window(Generic[E]):
@@ -69,6 +71,10 @@ class Window(Generic[E]):
             they come this near.
         ahead: Records read past the window, their documents' embeddings started (one
             embedding batch: FACTSTREAM_EMBED_BATCH_SIZE in the worker).
+        dependencies: Before its judgement a document waits for the commit of an earlier
+            one whose planned edits may change its candidates; the policy says what it
+            does while an earlier plan is not known (agents/dependencies.py). None: it is
+            judged at once (and again, early, when a commit changes its candidates).
     """
 
     def __init__(
@@ -79,8 +85,10 @@ class Window(Generic[E]):
         partition: int,
         lookahead: int | None = None,
         ahead: int = 32,
+        dependencies: Policy | None = None,
     ) -> None:
         self._editor, self._recovered = editor, recovered
+        self._policy = dependencies if size > 1 else None
         self._lookahead = size if lookahead is None else lookahead
         self._ahead = max(ahead, 1)
         self._gauge = editor.metrics.in_flight.labels(partition=str(partition))
@@ -90,6 +98,7 @@ class Window(Generic[E]):
         self._pending: deque[_InFlight[E]] = deque()  # read, not committed, in input order
         # (namespace, document id) -> the commit of the latest copy in flight
         self._copies: dict[tuple[str, str], asyncio.Event] = {}
+        self._done = 0  # records committed (popped from ``_pending``)
 
     async def run(
         self,
@@ -170,15 +179,39 @@ class Window(Generic[E]):
         if key is not None:
             self._copies[key] = done
         namespace = None if key is None else key[0]
-        decision = Speculation(self._editor, record, self._recovered, before, namespace)
-        item = _InFlight(event, record, decision, key, done)
+        track = Track(done)
+        gate = None
+        if namespace is not None and self._policy is not None:
+            earlier = self._earlier(namespace, len(self._pending))
+            gate = Gate(self._editor, namespace, track, earlier, self._policy, self._editor.metrics)
+        decision = Speculation(
+            self._editor, record, self._recovered, before, namespace, track=track, gate=gate
+        )
+        item = _InFlight(event, record, decision, key, done, track)
         self._pending.append(item)
         self._queue.put_nowait(item)
+
+    def _earlier(self, namespace: str, position: int) -> Callable[[], list[Track]]:
+        """The tracks of the documents of ``namespace`` read before the one read at
+        ``position`` (counted among those pending then) that are not committed yet."""
+        committed_then = self._done  # commits done when it was read
+
+        def earlier() -> list[Track]:
+            # Commits pop from the left: what was at ``position`` is now this far in.
+            now = position - (self._done - committed_then)
+            return [
+                item.track
+                for item in list(self._pending)[: max(now, 0)]
+                if item.key is not None and item.key[0] == namespace
+            ]
+
+        return earlier
 
     async def _commit_all(self, committed: Committed[E]) -> None:
         while (item := await self._queue.get()) is not None:
             outcome = await self._editor.handle(item.record, self._recovered, item.decision)
             self._pending.popleft()
+            self._done += 1
             item.committed.set()
             if item.key is not None:
                 if self._copies.get(item.key) is item.committed:

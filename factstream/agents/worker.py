@@ -61,6 +61,7 @@ class Runtime:
         self._gauges: PartitionGauges | None = None
         self._assigned_early: set[int] = set()  # partitions given before the gauges exist
         self._tasks: set[asyncio.Task[None]] = set()
+        self._stopping: set[asyncio.Future[None]] = set()  # publishers stopping (see editor)
 
     async def _build(self) -> Clients:
         async with self._lock:
@@ -84,17 +85,28 @@ class Runtime:
         transaction, if any, is aborted at once rather than at the broker's timeout.
         """
         worker = self.settings.worker
+        clients = await self._build()
+        # Made only now and stopped whatever happens from here: an actor revoked while the
+        # clients are built or the publisher starts is cancelled there, and a producer never
+        # stopped keeps its connections (aiokafka's "Unclosed AIOKafkaProducer").
         publisher = ChangelogPublisher(
             self.settings.kafka,
             worker.app_id,
             transactional_id=partition_transactional_id(worker.app_id, partition),
         )
-        clients = await self._build()
-        await publisher.start()
         try:
+            await publisher.start()
             yield Editor(clients, publisher, self.settings.editor, worker)
         finally:
-            await publisher.stop()
+            await self._stop_publisher(publisher)
+
+    async def _stop_publisher(self, publisher: ChangelogPublisher) -> None:
+        """Stop it to the end even if the actor is cancelled again meanwhile (a revocation
+        while it stops): the stop goes on as a task of its own."""
+        stopping = asyncio.ensure_future(publisher.stop())
+        self._stopping.add(stopping)
+        stopping.add_done_callback(self._stopping.discard)
+        await asyncio.shield(stopping)
 
     async def gauges(self) -> PartitionGauges:
         """Lag and facts gauges of the partitions this worker owns (built on first use)."""
@@ -173,6 +185,8 @@ class Runtime:
     async def close(self) -> None:
         for task in list(self._tasks):
             task.cancel()
+        if self._stopping:
+            await asyncio.gather(*self._stopping, return_exceptions=True)
         if self._metrics_server is not None:
             self._metrics_server.shutdown()
         await self._open.aclose()
@@ -250,6 +264,7 @@ async def _edit_partition(
         await events.ack(event)
         await runtime.processed(record, outcome, app.consumer.highwater(msg.tp))
 
+    policy = settings.editor.dependencies
     window: Window[Any] = Window(
         editor,
         recovered,
@@ -257,6 +272,7 @@ async def _edit_partition(
         partition,
         lookahead=settings.editor.lookahead,
         ahead=settings.embed.batch_size,
+        dependencies=None if policy == "off" else policy,
     )
     try:
         await window.run(events.events(), _record, committed)

@@ -9,13 +9,15 @@ equal the torch reference's (within 1e-4 cosine; tests/integration/test_onnx_emb
 ONNX Runtime and the tokenizer release the GIL while they compute, so the model runs in a
 thread of the caller's process, with no trip to another process and back. Requests made
 while a call runs are merged into the next (embed/coalesce.py); a merged call is cut into
-groups of like token lengths.
+groups of like token lengths. A question (``embed``) runs in a second thread, beside
+whatever batch is running.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -88,9 +90,10 @@ def _session(path: Path, threads: int, *, spin: bool) -> ort.InferenceSession:
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads  # 0: one per core
     options.inter_op_num_threads = 1
-    # A pool thread that sleeps between operators wakes late for the next: a question's few
-    # milliseconds are hundreds of small operators, so its session spins. A batch keeps its
-    # threads busy anyway, and between batches spinning threads would take shared cores.
+    # A pool thread that sleeps between operators wakes late for the next, one that spins
+    # burns the core meanwhile: on 2 shared cores a spinning question session took twice the
+    # CPU of a sleeping one and its p95 was the worst (docs/benchmarks.md), so only the
+    # question session may spin, and only when FACTSTREAM_EMBED_QUESTION_SPIN says so.
     options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -102,8 +105,9 @@ class OnnxEmbedder(BatchedEmbedder):
 
     Build it with ``await OnnxEmbedder.load(settings, cache_dir)``: exports the model into
     ``cache_dir`` if it is not there yet, then opens the sessions: one for batches
-    (``threads``) and, if its thread count differs, one for ``embed`` of a single text, a
-    question (``question_threads``): a question waits for its vector, a batch fills a core.
+    (``threads``) and, if its thread count or spinning differs, one for ``embed`` of a single
+    text, a question (``question_threads``): a question waits for its vector, a batch fills
+    a core.
     """
 
     def __init__(
@@ -122,7 +126,14 @@ class OnnxEmbedder(BatchedEmbedder):
         self._inputs = {i.name for i in session.get_inputs()}
         self._pad_id = tokenizer.token_to_id("[PAD]") or 0
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="onnx-embed")
-        # CPU seconds of the model's thread (tokenising, the graph, pooling); with more than
+        # A question has a thread of its own: in the worker, a question from
+        # factstream.questions would otherwise wait behind a document batch (ONNX Runtime
+        # runs sessions from several threads at once).
+        self._question_thread = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="onnx-question"
+        )
+        self._cpu_lock = threading.Lock()
+        # CPU seconds of the model's threads (tokenising, the graph, pooling); with more than
         # one intra-op thread, the pool's other threads are not counted.
         self.cpu_seconds = 0.0
 
@@ -152,9 +163,9 @@ class OnnxEmbedder(BatchedEmbedder):
         try:
             batches = await asyncio.to_thread(_session, path, settings.threads, spin=False)
             single = batches
-            if settings.question_threads != settings.threads:
+            if settings.question_threads != settings.threads or settings.question_spin:
                 single = await asyncio.to_thread(
-                    _session, path, settings.question_threads, spin=True
+                    _session, path, settings.question_threads, spin=settings.question_spin
                 )
             tokenizer, _max_len = await asyncio.to_thread(_tokenizer, model_dir)
         except Exception as exc:  # ONNX Runtime and tokenizers raise their own kinds
@@ -162,11 +173,14 @@ class OnnxEmbedder(BatchedEmbedder):
         return cls(settings, (batches, single), tokenizer, metrics)
 
     async def embed(self, text: str) -> Vector:
-        """One text, a question: on the one-text session (``question_threads``), not merged
-        into a batch. Batches (``embed_batch``, a document's or facts' texts) never use it:
-        its extra threads spin between operators, worth it for a question that waits."""
+        """One text, a question: on the one-text session (``question_threads``) in a thread
+        of its own, not merged into a batch nor queued behind one. Batches (``embed_batch``,
+        a document's or facts' texts) never use it: its extra threads are for a question
+        that waits, taken only from idle cores."""
         loop = asyncio.get_running_loop()
-        array, seconds = await loop.run_in_executor(self._thread, self.encode, [text], self._single)
+        array, seconds = await loop.run_in_executor(
+            self._question_thread, self.encode, [text], self._single
+        )
         return self._counted(array, seconds)[0]
 
     async def _compute(self, texts: list[str]) -> tuple[np.ndarray[Any, Any], float]:
@@ -196,12 +210,14 @@ class OnnxEmbedder(BatchedEmbedder):
             feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             hidden = session.run([OUTPUT], {k: feeds[k] for k in INPUTS if k in self._inputs})
             out[group] = _mean_normalised(hidden[0], mask)
-        self.cpu_seconds += time.thread_time() - cpu
+        with self._cpu_lock:
+            self.cpu_seconds += time.thread_time() - cpu
         return out, time.perf_counter() - started
 
     async def aclose(self) -> None:
         await super().aclose()
-        await asyncio.to_thread(self._thread.shutdown, wait=True, cancel_futures=True)
+        for pool in (self._thread, self._question_thread):
+            await asyncio.to_thread(pool.shutdown, wait=True, cancel_futures=True)
 
 
 def _mean_normalised(hidden: np.ndarray[Any, Any], mask: np.ndarray[Any, Any]) -> Any:

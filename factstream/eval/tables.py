@@ -69,7 +69,13 @@ def update_retrieval_markdown(reports: Sequence[Any]) -> str:
     ks = sorted(first["recall_at"], key=int)
     timed = "ms_mean" in first
     shown = "shown_mean" in first  # facts the editor shows per document, in newer runs
-    header = ["retrieval", *(f"recall@{k}" for k in ks), "editor sees"]
+    at_n = "recall_at_n" in first  # first among its document's changes, in newer runs
+    header = [
+        "retrieval",
+        *(f"recall@{k}" for k in ks),
+        *(["first of n"] if at_n else []),
+        "editor sees",
+    ]
     lines = [
         f"{first['changes']} superseded facts in the KB when superseded "
         f"({first['not_in_kb']} more come later in the stream); "
@@ -84,6 +90,7 @@ def update_retrieval_markdown(reports: Sequence[Any]) -> str:
                 (
                     name,
                     *(_pct(r["recall_at"][k]) for k in ks),
+                    *((_pct(r["recall_at_n"]),) if at_n else ()),
                     *(() if timed else (_pct(r["above_floor"]),)),
                     _pct(r["editor_recall"]),
                     *((f"{r['shown_mean']:.1f}",) if shown else ()),

@@ -34,7 +34,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from factstream.concurrency import gather_or_cancel
 from factstream.config import EditorSettings
@@ -72,6 +72,7 @@ from factstream.topics.records import (
 )
 
 __all__ = [
+    "DecisionGate",
     "EditContext",
     "RAG_DECIDED",
     "EditPlan",
@@ -152,6 +153,17 @@ class PlannedEdit:
             change=change,
             structure=fact.structure,
         )
+
+
+class DecisionGate(Protocol):
+    """Hooks into a document's decision (agents/dependencies.py: it may wait for earlier
+    documents of its window before its judgement)."""
+
+    def extracted(self, plan: EditPlan) -> None:
+        """``plan.extraction`` is known now."""
+
+    async def judge_on(self, plan: EditPlan) -> list[SearchHit]:
+        """The candidates to classify (``plan.retrieved`` or newer ones), when it may."""
 
 
 @dataclass(frozen=True)
@@ -378,6 +390,7 @@ async def edit_document(
     *,
     retrieved: list[SearchHit] | None = None,
     reuse: EditPlan | None = None,
+    gate: DecisionGate | None = None,
 ) -> EditPlan:
     """Decide the edits ``doc`` makes to its namespace's knowledge base.
 
@@ -397,6 +410,8 @@ async def edit_document(
         retrieved: The candidates, when the caller has just retrieved them (a document
             decided again on the knowledge base as it now stands); else retrieved here.
         reuse: An earlier plan for ``doc``: its embedding and extraction are kept.
+        gate: Told when the extraction is known; says when, and on which candidates, the
+            judgement (classification, rewrites) may begin.
     """
     view = _view(doc)
     timings: dict[str, float] = {}
@@ -407,7 +422,9 @@ async def edit_document(
     plan = EditPlan(doc, [], [], [], over_limit=False, timings=timings)
     if reuse is not None:
         plan.vector, plan.extraction = reuse.vector, reuse.extraction
-    await gather_or_cancel(_judge(plan, ctx, view, retrieved), _extract(plan, ctx, view))
+    await gather_or_cancel(
+        _judge(plan, ctx, view, retrieved, gate), _extract(plan, ctx, view, gate)
+    )
     if plan.over_limit:
         return plan
     # Skip new facts that only restate a fact just reinforced or rewritten (ERASE A.2).
@@ -419,7 +436,11 @@ async def edit_document(
 
 
 async def _judge(
-    plan: EditPlan, ctx: EditContext, view: DocumentView, retrieved: list[SearchHit] | None
+    plan: EditPlan,
+    ctx: EditContext,
+    view: DocumentView,
+    retrieved: list[SearchHit] | None,
+    gate: DecisionGate | None = None,
 ) -> None:
     """Retrieve, classify and rewrite into ``plan`` (or mark it over the blast radius)."""
     doc = plan.document
@@ -433,7 +454,10 @@ async def _judge(
                     early = (await ctx.embedder.embed_batch([doc.text]))[0]
                 plan.vector = early
         retrieved = await retrieve(doc, ctx, plan.timings, plan.vector)
-    hits = plan.retrieved = retrieved
+    plan.retrieved = retrieved
+    if gate is not None:
+        plan.retrieved = await gate.judge_on(plan)
+    hits = plan.retrieved
     # The audit trail of the blast radius: the only facts this document may edit.
     ids = " ".join(hit.fact.fact_id for hit in hits) or "-"
     log.info("candidates for %r in %s: %s", doc.id, doc.namespace, ids)
@@ -459,9 +483,13 @@ async def _judge(
         plan.planned += await _rewrites(plan, view, false, still_true, ctx)
 
 
-async def _extract(plan: EditPlan, ctx: EditContext, view: DocumentView) -> None:
+async def _extract(
+    plan: EditPlan, ctx: EditContext, view: DocumentView, gate: DecisionGate | None = None
+) -> None:
     """The document's new facts, grounded, into ``plan.extraction`` (unless it has them)."""
     if plan.extraction is not None:
+        if gate is not None:
+            gate.extracted(plan)
         return
     doc = plan.document
     cfg = ctx.settings
@@ -471,6 +499,8 @@ async def _extract(plan: EditPlan, ctx: EditContext, view: DocumentView) -> None
     plan.spend("extract", extracted.usage)
     grounded = [f for f in extracted.value if _refusal(ctx, doc, view, extracted, f.text) is None]
     plan.extraction = Extraction(grounded, _decided(extracted))
+    if gate is not None:
+        gate.extracted(plan)
 
 
 _DESTRUCTIVE = (EditOp.INVALIDATE, EditOp.CLOSE, EditOp.REWRITE)

@@ -9,8 +9,9 @@ Stages (each one a setting, so the evaluation can switch it off):
 2. A cheap rerank: the cosine with the document (the best over the queries that found the
    fact), lifted for facts whose structured subject the document names (``subject_lift``;
    a fact without structure counts when its text contains one of the document's names) and
-   for facts whose object it names (``object_lift``); or the fused reciprocal rank itself.
-   Ties go to the newer fact.
+   for facts whose object it names (``object_lift``); in a conversation, for facts whose
+   relation is alike to a line naming their subject (a speaker by "I") (``statement_lift``,
+   ``statements.py``); or the fused reciprocal rank itself. Ties go to the newer fact.
 3. The floor: a fact passes with ``similarity >= min_similarity``, or when it is named.
    The editor sees the first ``top_k`` that pass: the blast radius stays short.
 
@@ -31,6 +32,13 @@ from typing import Literal
 from factstream.config import EditorSettings
 from factstream.embed.base import Embedder
 from factstream.knowledge.names import document_names, leading_name, mentions
+from factstream.knowledge.statements import (
+    named_in,
+    predicate,
+    speakers,
+    statement_scores,
+    statements,
+)
 from factstream.store.base import FactStore, SearchHit, StoredFact
 from factstream.temporal.intervals import ValidInterval
 from factstream.topics.records import Fact
@@ -49,6 +57,7 @@ _RRF_K = 60  # the usual reciprocal-rank-fusion constant (Cormack et al., 2009)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _SEARCH_DEPTH = 5  # x top_k: enough ranked facts that top_k clear the floor
 _MIN_SENTENCE = 20  # characters: shorter pieces ("..", dates) make no query of their own
+_STATEMENTS = 40  # sentences compared with the facts' predicates (statement_lift)
 
 
 @dataclass(frozen=True)
@@ -73,6 +82,9 @@ class Retrieval:
     floor_margin: float = 0.0  # > 0: unnamed facts also need the best cosine less this
     older_drop: float = 0.0  # off a fact with a newer one of its subject and relation pooled
     subject_cap: int = 0  # > 0: a subject's facts past this many rank after the others
+    statement_lift: float = 0.0  # x the best cosine of a fact's predicate with a sentence
+    speaker_names: bool = False  # another speaker's full name names no one else by surname
+    given_names: bool = False  # a surname followed by a name word is someone's given name
 
     @classmethod
     def from_settings(cls, editor: EditorSettings) -> Retrieval:
@@ -94,6 +106,9 @@ class Retrieval:
             floor_margin=editor.retrieval_floor_margin,
             older_drop=editor.retrieval_older_drop,
             subject_cap=editor.retrieval_subject_cap,
+            statement_lift=editor.retrieval_statement_lift,
+            speaker_names=editor.retrieval_speaker_names,
+            given_names=editor.retrieval_given_names,
         )
 
     def but(self, name: str, **changes: object) -> Retrieval:
@@ -140,7 +155,7 @@ def _lift(fact: Fact, texts: Sequence[str], how: Retrieval) -> float:
     """What the document's naming adds to a fact's score (0 when it names nothing of it)."""
     # Without a structured subject, the fact's first name stands for it.
     named = fact.subject if how.structured and fact.subject else leading_name(fact.text)
-    subject = any(mentions(text, named, short=how.short_names) for text in texts)
+    subject = any(_named(text, named, how) for text in texts)
     lift = how.subject_lift if subject else 0.0
     if not how.structured:
         return lift
@@ -150,6 +165,14 @@ def _lift(fact: Fact, texts: Sequence[str], how: Retrieval) -> float:
     if how.relation_lift and _spelt(fact.relation, texts, ignore_case=True):
         lift += how.relation_lift
     return lift
+
+
+def _named(text: str, name: str | None, how: Retrieval) -> bool:
+    """Whether ``text`` names ``name`` (``how.speaker_names``: not by another speaker's)."""
+    if how.speaker_names or how.given_names:
+        voices: frozenset[str] | None = None if how.speaker_names else frozenset()
+        return named_in(text, name, short=how.short_names, voices=voices, given=how.given_names)
+    return mentions(text, name, short=how.short_names)
 
 
 def _spelt(words: str | None, texts: Sequence[str], *, ignore_case: bool) -> bool:
@@ -220,6 +243,19 @@ async def ranked_candidates(
             entry.similarity = max(entry.similarity, hit.similarity)
             entry.fused += _RRF_K / (_RRF_K + rank)  # 1.0 for a first place
     older = _older(pool) if how.older_drop else set()
+    said = statements(texts, _STATEMENTS) if how.statement_lift else []
+    matched = (
+        await statement_scores(
+            embedder,
+            said,
+            [e.hit.fact for e in pool.values()],
+            short=how.short_names,
+            text=text if how.speaker_names else "",
+            given=how.given_names,
+        )
+        if said
+        else {}
+    )
     scored = []
     best = max((entry.similarity for entry in pool.values()), default=0.0)
     floor = max(how.min_similarity, best - how.floor_margin if how.floor_margin else -1.0)
@@ -231,7 +267,9 @@ async def ranked_candidates(
             "rrf": entry.fused / len(runs),
         }[how.rank]
         drop = how.older_drop if entry.hit.fact.fact_id in older else 0.0
-        hit = replace(entry.hit, similarity=entry.similarity, score=base + lift - drop)
+        said_lift = how.statement_lift * max(0.0, matched.get(entry.hit.fact.fact_id, 0.0))
+        score = base + lift + said_lift - drop
+        hit = replace(entry.hit, similarity=entry.similarity, score=score)
         passes = entry.similarity >= floor or (how.named_pass and lift > 0)
         scored.append(Candidate(hit, passes))
     scored.sort(key=lambda c: (-c.hit.score, -c.hit.fact.first_seen.timestamp()))
@@ -343,9 +381,25 @@ def could_change(
         similarity = _cosine(vector, stored.vector)
         lift = _lift(fact, texts, how)
         passes = similarity >= how.min_similarity or (how.named_pass and lift > 0)
-        if passes and (capped or last is None or similarity + lift >= last):
+        said = _said_bound(fact, texts, how)
+        if passes and (capped or last is None or similarity + lift + said >= last):
             return True
     return False
+
+
+def _said_bound(fact: Fact, texts: Sequence[str], how: Retrieval) -> float:
+    """The most the statement lift may add to ``fact``: its weight, when a statement of the
+    document names the subject of a fact with a predicate (as ``statement_scores`` asks)."""
+    if not how.statement_lift or predicate(fact) is None:
+        return 0.0
+    voices = speakers(texts[0]) if how.speaker_names else frozenset()
+    named = any(
+        named_in(
+            s.naming, fact.subject, short=how.short_names, voices=voices, given=how.given_names
+        )
+        for s in statements(texts, _STATEMENTS)
+    )
+    return how.statement_lift if named else 0.0
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:

@@ -287,6 +287,8 @@ class WeaviateFactStore:
         failures: dict[str, str] = {}
         for start in range(0, len(facts), self._batch_size):
             failures |= await self._write(namespace, facts[start : start + self._batch_size])
+        if not failures:
+            failures = await self._flush_vectors(namespace, facts[-1])
         if failures and all(_not_serving_yet(message) for message in failures.values()):
             raise StoreUnavailable(self._url, f"write facts: {next(iter(failures.values()))}")
         if failures:
@@ -435,6 +437,21 @@ class WeaviateFactStore:
             for collection in (self._facts, self._batches):
                 await collection.tenants.create([Tenant(name=namespace)])
         self._tenants.add(namespace)
+
+    async def _flush_vectors(self, namespace: str, last: StoredFact) -> dict[str, str]:
+        """Make the tenant's vectors just written survive a SIGKILL: write ``last`` again.
+
+        Weaviate v1.38.14's synchronous batch path (objectsBatcher.Objects) flushes the
+        shard's HNSW commit log once the batch is stored but before its index workers have
+        added the batch's vectors (the caller waits for them afterwards): those log entries
+        stay in a buffer until the shard's next write, and a SIGKILL loses them. The objects
+        survive (listed, fetched, found by BM25); no vector search finds them again, and
+        nothing repairs them: async replication and read repair compare objects, which
+        agree (issue 25). Writing the last fact again, unchanged, touches no vector (same
+        vector and properties: Weaviate keeps the doc id) and its own flush writes those
+        entries out.
+        """
+        return await self._write(namespace, [last])
 
     async def _write(self, namespace: str, chunk: Sequence[StoredFact]) -> dict[str, str]:
         """Write one batch; the failed fact ids with the server's message for each."""

@@ -107,7 +107,7 @@ def _check_busy(r: dict[str, Any]) -> None:
 
 def _check_embed(r: dict[str, Any]) -> None:
     assert {key.split("/")[0] for key in r["runtimes"]} == {"torch", "onnx"}
-    assert r["default"] == "onnx/1/2" and r["default"] in r["runtimes"]
+    assert r["default"] == "onnx/1/2/sleep" and r["default"] in r["runtimes"]
     for figures in r["runtimes"].values():
         _check_latencies_only(figures["question"], SMOKE.embed_questions)
         assert figures["batch_texts"] == SMOKE.embed_docs

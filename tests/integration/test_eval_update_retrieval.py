@@ -39,3 +39,30 @@ async def test_the_configured_retrieval_sees_more_than_the_plain_search(
     assert best.editor_recall >= before.editor_recall
     assert best.recall_at[1] > before.recall_at[1]
     assert 0 < best.ms_mean < 1000
+
+
+async def test_on_a_conversation_world_the_statement_lift_ranks_more_first(
+    weaviate_store: WeaviateFactStore,
+    embedder: SentenceTransformerEmbedder,
+    tmp_path: Path,
+) -> None:
+    # A chunk's names lift every fact of both speakers alike; what a line says of its
+    # speaker ("I moved to Lisbon.") tells which relation changed.
+    from factstream.world.generate import WorldConfig, generate_world, write_world
+
+    write_world(generate_world(WorldConfig(seed=1, people=5, steps=4)), tmp_path)
+    store = weaviate_store
+    try:
+        clark = load_clark(tmp_path)
+        await load_facts(store, embedder, clark, "world")
+        best = retrieval_variants(EditorSettings())[0]
+        assert best.statement_lift > 0  # on by default
+        lifted, off = await evaluate_update_retrieval(
+            store, embedder, clark, "world", [best, best.but("off", statement_lift=0.0)]
+        )
+    finally:
+        await store.drop_namespace("world")
+    assert lifted.changes == off.changes > 10
+    assert lifted.recall_at[1] > off.recall_at[1]
+    assert lifted.recall_at_n > off.recall_at_n
+    assert lifted.editor_recall >= off.editor_recall

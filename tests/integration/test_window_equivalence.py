@@ -2,9 +2,11 @@
 
 The stream is built to conflict: documents about the same subjects back to back, so a
 document decided beside the ones before it sees other candidates than it would one at a time
-and must be decided again at its commit. The changelog (every field but the processing time
-``created_at`` and the deployment's topic prefix) and the knowledge base (every fact, true or
-false, with its history) must equal those of W = 1, and re-decisions must have happened.
+and must be decided again, or (predicted dependencies, the default) wait for the commit of
+the earlier document whose plan changes them. The changelog (every field but the processing
+time ``created_at`` and the deployment's topic prefix) and the knowledge base (every fact,
+true or false, with its history) must equal those of W = 1, and re-decisions (or waits) must
+have happened.
 
 With FACTSTREAM_WINDOW_CLARK=1 the same comparison runs on the first 300 CLARK-News
 documents in one namespace (the stub LM's CLARK rules, bench/corpus.py); its figures go to
@@ -39,12 +41,19 @@ pytestmark = pytest.mark.integration
 
 WINDOW = "8"
 _AGAIN = re.compile(r"decide '[^']+' again: candidates (\w+)")
+_WAITS = re.compile(r"'[^']+' waits for the commit \d+ before it")
 
 
 def redecisions(stack: Stack) -> Counter[str]:
     """Re-decisions the workers logged, by reason."""
     logs = "".join(stack.worker_log(i) for i in range(len(stack.workers)))
     return Counter(_AGAIN.findall(logs))
+
+
+def dependency_waits(stack: Stack) -> int:
+    """Documents the workers logged waiting for an earlier one's commit (predicted)."""
+    logs = "".join(stack.worker_log(i) for i in range(len(stack.workers)))
+    return len(_WAITS.findall(logs))
 
 
 async def windowed_run(
@@ -61,25 +70,33 @@ async def windowed_run(
     return stack, await snapshot(stack, scenario)
 
 
+@pytest.mark.parametrize("dependencies", ["off", "extraction"])
 async def test_a_window_of_8_on_a_conflicting_stream_equals_one_at_a_time(
-    stack_factory: StackFactory,
+    stack_factory: StackFactory, dependencies: str
 ) -> None:
+    """Decided at once and again where a commit changed the candidates (off), or after
+    the commits their predicted dependencies wait for (extraction): the same changelog."""
     scenario = conflict_scenario(30)
     scenario.decisions.delay = {"[doc-": 0.05}  # every LM call waits: the window fills
     reference = await reference_snapshot(stack_factory, scenario)
-    stack, actual = await windowed_run(stack_factory, scenario, timeout_s=600)
+    stack, actual = await windowed_run(
+        stack_factory, scenario, timeout_s=600, FACTSTREAM_EDITOR_DEPENDENCIES=dependencies
+    )
 
     assert_same(actual, reference)
     assert actual.changelog_records == len(actual.edits)  # each batch published once
     assert_batches_in_input_order(await stack.changelog())
     ops = actual.ops()
     assert {"add", "invalidate", "rewrite", "close", "reinforce"} <= ops.keys(), ops
-    again = redecisions(stack)
+    again, waited = redecisions(stack), dependency_waits(stack)
     print(
-        f"\nconflict-30 W=1 vs W={WINDOW}: equal; {len(actual.edits)} edits {ops}; "
-        f"re-decisions {dict(again)}"
+        f"\nconflict-30 W=1 vs W={WINDOW} ({dependencies}): equal; {len(actual.edits)} edits "
+        f"{ops}; re-decisions {dict(again)}; waited for an earlier commit {waited}"
     )
-    assert sum(again.values()) > 0, "no document was decided again: the stream did not conflict"
+    if dependencies == "off":
+        assert sum(again.values()) > 0, "no document decided again: the stream did not conflict"
+    else:
+        assert waited > 0, "no document waited for an earlier one: the stream did not conflict"
     assert stack.lm_stats()["max_in_flight"] > 2  # several documents' calls at once
 
 
@@ -107,7 +124,7 @@ async def test_the_first_300_clark_news_documents_in_one_namespace(
     window_s = time.monotonic() - began
 
     assert_same(actual, reference)
-    again = redecisions(stack)
+    again, waited = redecisions(stack), dependency_waits(stack)
     figures = {
         "documents": len(docs),
         "window": int(WINDOW),
@@ -115,6 +132,7 @@ async def test_the_first_300_clark_news_documents_in_one_namespace(
         "ops": actual.ops(),
         "facts": actual.fact_count,
         "redecisions": dict(sorted(again.items())),
+        "waited_for_an_earlier_commit": waited,
         "equal": True,
         "seconds_w1": round(serial_s, 1),
         "seconds_w8": round(window_s, 1),

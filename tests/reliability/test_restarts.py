@@ -95,8 +95,7 @@ async def test_kafka_broker_restart_mid_stream(
 async def test_weaviate_restart_mid_stream(
     private_weaviate: InstanceFactory, stack_factory: StackFactory, scale: Scale, figures: Figures
 ) -> None:
-    # Restarts are graceful: a SIGKILLed Weaviate v1.38.14 keeps the object it wrote last but
-    # no vector search finds it again (docs/design.md section 12).
+    # Restarts are graceful here; a SIGKILL right after writes is test_weaviate_sigkill.py's.
     weaviate = await asyncio.to_thread(private_weaviate)
     await _survives_restarts(stack_factory, scale, weaviate, figures)
 

@@ -23,11 +23,17 @@ import signal
 import subprocess
 import time
 from collections import Counter
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pytest
 from aiokafka.errors import ProducerFenced
-from fixtures.cluster import PrivateCluster, private_cluster
+from fixtures.cluster import (
+    PrivateCluster,
+    leader_election_s,
+    partitions_led_by,
+    private_cluster,
+)
 from fixtures.reference import (
     Scenario,
     Snapshot,
@@ -40,6 +46,7 @@ from fixtures.reference import (
     stream_scenario,
 )
 from fixtures.stack import Stack, StackFactory
+from fixtures.vector_checks import unfound_by_vector
 
 from factstream.agents.worker import EXIT_FENCED, partition_transactional_id
 from factstream.knowledge.pipeline import EditPlan, PlannedEdit, to_records
@@ -59,6 +66,11 @@ _GENERATION = re.compile(r"Joined group '[^']+' \(generation (\d+)\)")
 # A worker log's outcome line: "[2026-11-25 17:23:26,930] [pid] [INFO] outcome ...".
 _OUTCOME_AT = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] .* outcome ", re.M)
 _ENV = {"FACTSTREAM_WORKER_PARTITIONS": str(PARTITIONS)}
+_BROKER_DOWN_S = 5.0
+# After the election: a client that found its partition's leader gone asks for metadata
+# again (aiokafka's retry backoff, 100 ms) and resumes with the new leader; a second at most,
+# and a document's own LM delay and edit on top.
+_AFTER_ELECTION_S = 3.0
 
 
 def over_budget(scale: Scale) -> None:
@@ -314,42 +326,78 @@ def _outcome_gaps(stack: Stack, since: float) -> float:
     return max((b - a for a, b in zip(stamps, stamps[1:], strict=False)), default=0.0)
 
 
-async def test_a_broker_sigkilled_mid_stream_loses_nothing_and_leaves_no_transaction_open(
-    private_cluster: PrivateCluster, stack_factory: StackFactory, scale: Scale, figures: Figures
-) -> None:
-    over_budget(scale)
+@dataclass
+class _Midstream:
+    """A run of the node-kill tests: documents streaming through the cluster, a third of
+    them edited (the moment of the fault)."""
+
+    count: int
+    scenario: Scenario
+    reference: Snapshot
+    stack: Stack
+    streaming: asyncio.Task[None]
+
+    async def finish(self, since: float) -> tuple[float, list[FactEdit], Snapshot]:
+        """Every document edited; the longest pause between outcomes from ``since`` (epoch
+        s), the changelog and the end state (``_check`` them against ``reference``)."""
+        await self.streaming
+        await self.stack.wait_outcomes(self.count, timeout_s=900)
+        longest_gap = _outcome_gaps(self.stack, since)
+        edits = await self.stack.changelog()
+        return longest_gap, edits, await snapshot(self.stack, self.scenario)
+
+
+async def _midstream(
+    private_cluster: PrivateCluster, stack_factory: StackFactory, scale: Scale, workers: int
+) -> _Midstream:
     count = scale.pick(300, 64)
     scenario = stream_scenario(count, seed=27, shops=16)
     reference = await _reference(stack_factory, scenario)
     scenario.decisions.delay = {"[doc-": 0.05}
     stack = await stack_factory(scenario.decisions, **_env(private_cluster))
-    for _ in range(2):
+    for _ in range(workers):
         stack.start_worker()
     streaming = asyncio.create_task(stream_documents(stack, scenario.documents, per_second=25))
     await stack.wait_outcomes(count // 3, timeout_s=600)
-    broker = private_cluster.kafka[random.Random(SEED).randrange(3)]  # noqa: S311
-    killed = time.time()
-    down_s = await asyncio.to_thread(broker.restart, kill=True, down_s=5.0)
-    await streaming
-    await stack.wait_outcomes(count, timeout_s=900)
-    longest_gap = _outcome_gaps(stack, killed - 1)
+    return _Midstream(count, scenario, reference, stack, streaming)
 
-    edits = await stack.changelog()
-    actual = await snapshot(stack, scenario)
-    hanging = await open_transactions(stack)
+
+async def test_a_broker_sigkilled_mid_stream_loses_nothing_and_leaves_no_transaction_open(
+    private_cluster: PrivateCluster, stack_factory: StackFactory, scale: Scale, figures: Figures
+) -> None:
+    over_budget(scale)
+    run = await _midstream(private_cluster, stack_factory, scale, workers=2)
+    index = random.Random(SEED).randrange(3)  # noqa: S311
+    broker, broker_id = private_cluster.kafka[index], private_cluster.kafka_node_id(index)
+    bootstrap = run.stack.settings.kafka.bootstrap_servers
+    led = await partitions_led_by(bootstrap, broker_id)
+    killed, began = time.time(), time.monotonic()
+    restarting = asyncio.create_task(
+        asyncio.to_thread(broker.restart, kill=True, down_s=_BROKER_DOWN_S)
+    )
+    election_s = await leader_election_s(bootstrap, broker_id, led, began)
+    down_s = await restarting
+    longest_gap, edits, actual = await run.finish(killed - 1)
+    hanging = await open_transactions(run.stack)
     figures.record(
         "scaleout_broker_kill",
-        f"{count} documents, 2 workers, broker {broker.service.instance} SIGKILLed after "
-        f"{count // 3} outcomes, back after {down_s:.0f}s; longest pause between outcomes "
+        f"{run.count} documents, 2 workers, broker {broker.service.instance} SIGKILLed after "
+        f"{run.count // 3} outcomes, back after {down_s:.0f}s; its {len(led)} partitions "
+        f"had new leaders {election_s:.1f}s after the kill; longest pause between outcomes "
         f"from the kill on {longest_gap:.1f}s; open transactions after: {hanging or 'none'}",
-        documents=count,
+        documents=run.count,
         down_s=round(down_s, 1),
+        partitions_led=len(led),
+        leader_election_s=round(election_s, 1),
         longest_gap_s=round(longest_gap, 1),
         open_transactions=hanging,
     )
-    _check(actual, reference, stack, edits)
+    _check(actual, run.reference, run.stack, edits)
     assert hanging == {}
-    assert all(w.poll() is None for w in stack.workers)  # the same workers went on
+    assert all(w.poll() is None for w in run.stack.workers)  # the same workers went on
+    # The worker waits for the election and no longer (issue 25): once every partition has
+    # its new leader, clients find it at their next metadata refresh.
+    assert longest_gap <= election_s + _AFTER_ELECTION_S
 
 
 async def _node_facts(
@@ -375,37 +423,12 @@ async def _node_facts(
         await store.close()
 
 
-def _unfound_by_vector(http: int, grpc: int, collection: str, namespaces: list[str]) -> int:
-    """Facts that a vector search through this node, with the fact's own vector, does not
-    return (the SIGKILL limitation of docs/design.md section 12: a killed single node's
-    last object was listed but never found by vector search again)."""
-    import weaviate
-    from weaviate.classes.config import ConsistencyLevel
-
-    missing = 0
-    with weaviate.connect_to_local(port=http, grpc_port=grpc) as client:
-        facts = client.collections.use(collection).with_consistency_level(ConsistencyLevel.ONE)
-        for namespace in namespaces:
-            tenant = facts.with_tenant(namespace)
-            for obj in tenant.iterator(include_vector=True):
-                vector = obj.vector["default"]
-                hits = tenant.query.near_vector(vector, limit=3, return_properties=[])
-                missing += obj.uuid not in {hit.uuid for hit in hits.objects}
-    return missing
-
-
 async def test_a_weaviate_node_sigkilled_mid_stream_and_every_node_agrees_after(
     private_cluster: PrivateCluster, stack_factory: StackFactory, scale: Scale, figures: Figures
 ) -> None:
     over_budget(scale)
-    count = scale.pick(300, 64)
-    scenario = stream_scenario(count, seed=27, shops=16)
-    reference = await _reference(stack_factory, scenario)
-    scenario.decisions.delay = {"[doc-": 0.05}
-    stack = await stack_factory(scenario.decisions, **_env(private_cluster))
-    stack.start_worker()
-    streaming = asyncio.create_task(stream_documents(stack, scenario.documents, per_second=25))
-    await stack.wait_outcomes(count // 3, timeout_s=600)
+    run = await _midstream(private_cluster, stack_factory, scale, workers=1)
+    stack, scenario, reference, count = run.stack, run.scenario, run.reference, run.count
     node = private_cluster.weaviate[2]  # not node 0, which the clients use
     killed = time.time()
     await asyncio.to_thread(node.stop, kill=True)
@@ -413,12 +436,7 @@ async def test_a_weaviate_node_sigkilled_mid_stream_and_every_node_agrees_after(
     while_down = len(stack.outcomes()) - count // 3
     await asyncio.to_thread(node.start)
     back = time.monotonic()
-    await streaming
-    await stack.wait_outcomes(count, timeout_s=900)
-    longest_gap = _outcome_gaps(stack, killed - 1)
-
-    edits = await stack.changelog()
-    actual = await snapshot(stack, scenario)
+    longest_gap, edits, actual = await run.finish(killed - 1)
     _check(actual, reference, stack, edits)
     # Every node answers alone (ONE) with the reference's facts, once repaired.
     deadline, views = time.monotonic() + 300, []
@@ -434,7 +452,7 @@ async def test_a_weaviate_node_sigkilled_mid_stream_and_every_node_agrees_after(
         assert isinstance(service, WeaviateService)
         unfound.append(
             await asyncio.to_thread(
-                _unfound_by_vector,
+                unfound_by_vector,
                 service.weaviate.http_port,
                 service.weaviate.grpc_port,
                 f"{stack.settings.store.collection_prefix}Fact",

@@ -12,6 +12,7 @@ import pytest
 from fixtures.decisions import Decisions
 from fixtures.slow_lm import SlowLM
 
+from factstream.agents.dependencies import Policy
 from factstream.agents.editor import Editor, InputRecord, Outcome
 from factstream.agents.window import Window
 from factstream.clients import Clients
@@ -95,6 +96,7 @@ class Run:
         *,
         on_changelog: Sequence[FactEdit] = (),
         lookahead: int | None = None,
+        dependencies: Policy | None = None,
         **lm: Any,
     ) -> None:
         self.store, self.publisher = InMemoryFactStore(), Publisher()
@@ -113,7 +115,12 @@ class Run:
 
         self.recovered = RecoveredBatches(Settings().kafka, read)
         self.window: Window[int] = Window(
-            self.editor, self.recovered, window, partition=0, lookahead=lookahead
+            self.editor,
+            self.recovered,
+            window,
+            partition=0,
+            lookahead=lookahead,
+            dependencies=dependencies,
         )
         self.outcomes: list[tuple[int, Outcome]] = []
         self.values: list[bytes | None] = []
@@ -162,6 +169,32 @@ async def test_a_window_of_eight_commits_in_order_what_one_at_a_time_commits() -
     assert windowed.lm.tasks().count("extract_facts") == 16
     assert serial.lm.tasks().count("extract_facts") == 16
     assert windowed.sample("factstream_documents_in_flight", partition="0") == 0
+
+
+@pytest.mark.parametrize("policy", ["speculate", "extraction", "wait"])
+async def test_predicted_dependencies_decide_each_document_once(policy: Policy) -> None:
+    values, decisions = conflicting(16)
+    serial, predicted = Run(decisions, 1), Run(decisions, 8, dependencies=policy)
+    await serial.feed(list(values))
+    await predicted.feed(list(values))
+    assert predicted.outcomes == serial.outcomes
+    assert predicted.publisher.comparable() == serial.publisher.comparable()
+    assert await predicted.store.list_facts(NS, include_false=True, limit=1000) == (
+        await serial.store.list_facts(NS, include_false=True, limit=1000)
+    )
+    waits = predicted.sample("factstream_dependency_waits_total", on="depends")
+    if policy == "speculate":  # the first ones judged before any earlier plan was known
+        assert 0 < waits < 16
+        return
+    # Each document ends the mayor the one before it named: it waited for that commit and
+    # was decided once, as one at a time.
+    assert waits == 15
+    assert predicted.sample("factstream_dependency_distance_count") == 15
+    assert predicted.sample("factstream_dependency_distance_bucket", le="1.0") == 15
+    assert predicted.lm.tasks().count("classify_facts") == serial.lm.tasks().count("classify_facts")
+    for at in ("early", "commit"):
+        assert predicted.sample("factstream_redecisions_total", reason="added", at=at) == 0
+    assert predicted.lm.most > 2  # the extractions overlap
 
 
 async def test_a_short_lookahead_decides_again_less_and_commits_the_same() -> None:

@@ -69,8 +69,9 @@ def test_metrics_are_summed_by_label_and_measured_since_a_scrape() -> None:
 
 
 def test_the_window_variable_is_passed_only_where_the_worker_reads_it() -> None:
-    env = _env(16, 32, 9999)
+    env = _env(16, 32, 9999, "wait")
     assert env["FACTSTREAM_LM_MAX_CONCURRENCY"] == "128"
+    assert env["FACTSTREAM_EDITOR_DEPENDENCIES"] == "wait"
     assert ("FACTSTREAM_EDITOR_WINDOW" in env) == window_supported()
     Settings.from_env(env)  # a worker would start with these (unknown variables are refused)
 

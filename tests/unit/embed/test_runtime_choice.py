@@ -3,14 +3,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
+import threading
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
+import numpy as np
 import pytest
 
 from factstream.config import EmbedSettings
-from factstream.embed import child, factory
+from factstream.embed import child, factory, onnx_embedder
 from factstream.embed.factory import choose_runtime
 from factstream.embed.onnx_embedder import onnx_unsupported
 from factstream.embed.onnx_export import cached_onnx_path, model_digest, onnx_dir
@@ -81,3 +86,87 @@ def test_the_export_is_keyed_by_the_model_files(tmp_path: Path) -> None:
     second = model_digest(folder)
     (folder / "README.md").write_text("not part of the graph")
     assert model_digest(folder) == second
+
+
+class _FakeSession:
+    def get_outputs(self) -> list[SimpleNamespace]:
+        return [SimpleNamespace(shape=["batch", "seq", 384])]
+
+    def get_inputs(self) -> list[SimpleNamespace]:
+        return [SimpleNamespace(name="input_ids"), SimpleNamespace(name="attention_mask")]
+
+
+@pytest.mark.parametrize(
+    ("threads", "question_threads", "spin", "opened"),
+    [
+        (1, 2, False, [(1, False), (2, False)]),  # the default: the question's sleep too
+        (1, 2, True, [(1, False), (2, True)]),
+        (1, 1, True, [(1, False), (1, True)]),  # spinning alone earns a session of its own
+        (1, 1, False, [(1, False)]),  # questions share the batch session
+    ],
+)
+async def test_the_question_session_spins_only_when_asked(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    threads: int,
+    question_threads: int,
+    spin: bool,
+    opened: list[tuple[int, bool]],
+) -> None:
+    calls: list[tuple[int, bool]] = []
+
+    def session(_path: Path, n: int, *, spin: bool) -> _FakeSession:
+        calls.append((n, spin))
+        return _FakeSession()
+
+    monkeypatch.setattr(onnx_embedder, "_session", session)
+    monkeypatch.setattr(onnx_embedder, "ensure_onnx", lambda *_: tmp_path / "model.onnx")
+    tokenizer = SimpleNamespace(token_to_id=lambda _: 0)
+    monkeypatch.setattr(onnx_embedder, "_tokenizer", lambda _: (tokenizer, 256))
+    settings = EmbedSettings(
+        runtime="onnx", threads=threads, question_threads=question_threads, question_spin=spin
+    )
+    embedder = await onnx_embedder.OnnxEmbedder.load(settings, tmp_path)
+    try:
+        assert calls == opened and embedder.dim == 384
+    finally:
+        await embedder.aclose()
+
+
+class _BlockingSession(_FakeSession):
+    """A batch (more than one row) blocks until released; one row returns at once."""
+
+    def __init__(self) -> None:
+        self.batch_running = threading.Event()
+        self.release = threading.Event()
+
+    def run(self, _outputs: list[str], feeds: dict[str, Any]) -> list[Any]:
+        ids = feeds["input_ids"]
+        if len(ids) > 1:
+            self.batch_running.set()
+            assert self.release.wait(timeout=30)
+        return [np.ones((*ids.shape, 384), dtype=np.float32)]
+
+
+async def test_a_question_does_not_wait_behind_a_batch(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    session = _BlockingSession()
+    monkeypatch.setattr(onnx_embedder, "_session", lambda *_, **__: session)
+    monkeypatch.setattr(onnx_embedder, "ensure_onnx", lambda *_: tmp_path / "model.onnx")
+    encoding = SimpleNamespace(ids=[101, 2040, 102])
+    tokenizer = SimpleNamespace(
+        token_to_id=lambda _: 0, encode_batch=lambda texts: [encoding for _ in texts]
+    )
+    monkeypatch.setattr(onnx_embedder, "_tokenizer", lambda _: (tokenizer, 256))
+    embedder = await onnx_embedder.OnnxEmbedder.load(EmbedSettings(runtime="onnx"), tmp_path)
+    try:
+        batch = asyncio.create_task(embedder.embed_batch(["a document", "another one"]))
+        assert await asyncio.to_thread(session.batch_running.wait, 30)
+        vector = await asyncio.wait_for(embedder.embed("who is the president?"), timeout=10)
+        assert len(vector) == 384 and not batch.done()
+        session.release.set()
+        assert len(await batch) == 2
+    finally:
+        session.release.set()
+        await embedder.aclose()

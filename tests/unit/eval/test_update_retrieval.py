@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 from fixtures.clark_stream import clark_stream
@@ -9,7 +10,12 @@ from fixtures.clark_stream import clark_stream
 from factstream.config import EditorSettings
 from factstream.embed.fake import HashingEmbedder
 from factstream.eval.datasets import load_clark
-from factstream.eval.retrieval import evaluate_update_retrieval, load_facts, retrieval_variants
+from factstream.eval.retrieval import (
+    evaluate_update_retrieval,
+    load_facts,
+    retrieval_variants,
+    scored_changes,
+)
 from factstream.store.memory import InMemoryFactStore
 
 
@@ -86,3 +92,14 @@ async def test_a_generated_world_is_scored_and_every_stale_fact_was_stated_first
     # The world tells every state before the change that ends it: no change is unknowable.
     assert hybrid.changes == len(clark.changes()) > 0 and hybrid.not_in_kb == 0
     assert len(hybrid.ranks) == hybrid.changes
+    # A chunk may supersede several facts (a move and a new job) and only one ranks first:
+    # "first of n" counts a stale fact ranked within the n its document supersedes.
+    changes = scored_changes(clark)
+    per_document = Counter(c.new.document_id for c in changes)
+    assert max(per_document.values()) > 1
+    assert hybrid.recall_at[1] <= len(per_document) / hybrid.changes
+    within = [
+        r is not None and r <= per_document[c.new.document_id]
+        for c, r in zip(changes, hybrid.ranks, strict=True)
+    ]
+    assert hybrid.recall_at_n == sum(within) / hybrid.changes >= hybrid.recall_at[1]

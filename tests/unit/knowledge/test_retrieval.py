@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 from factstream.config import EditorSettings
 from factstream.embed.fake import HashingEmbedder
+from factstream.knowledge.names import mentions
 from factstream.knowledge.retrieval import (
     Retrieval,
     Where,
@@ -13,6 +14,7 @@ from factstream.knowledge.retrieval import (
     editor_candidates,
     ranked_candidates,
 )
+from factstream.knowledge.statements import named_in, speakers, statements
 from factstream.store.base import StoredFact
 from factstream.store.memory import InMemoryFactStore
 from factstream.topics.records import Fact, HistoryEntry
@@ -251,3 +253,99 @@ async def test_a_newer_fact_of_a_candidates_subject_and_relation_could_change_th
     far = StoredFact(whip, [0.0] * len(vector))  # far from the text, yet it drops f1
     assert could_change(seen, text, vector, [far], how)
     assert not could_change(seen, text, vector, [far], how.but("no drop", older_drop=0.0))
+
+
+CHAT = (
+    "Ben Okafor: Hi Dmitri! Is Acme a good employer?\n"
+    "Dmitri Kowalski: Hi Ben! Quite a lot, actually.\n"
+    "Dmitri Kowalski: My residence is Lisbon now.\n"
+    "Ben Okafor: Really? Tell me more."
+)
+PEOPLE = [
+    _fact(1, "Dmitri Kowalski employer Acme.", "Dmitri Kowalski", "employer", "Acme"),
+    _fact(2, "Dmitri Kowalski residence Lyon.", "Dmitri Kowalski", "residence", "Lyon"),
+    _fact(3, "Ben Okafor residence Oslo.", "Ben Okafor", "residence", "Oslo"),
+    _fact(4, "Dmitri Kowalski job title nurse.", "Dmitri Kowalski", "job title", "nurse"),
+]
+
+
+async def test_a_sentence_naming_the_subject_lifts_the_fact_whose_predicate_it_matches() -> None:
+    store, embedder = await _store(PEOPLE)
+    how = Retrieval.from_settings(EditorSettings(top_k=4, min_similarity=-1.0)).but(
+        "plain", older_drop=0.0, statement_lift=0.0
+    )
+    plain = await editor_candidates(store, embedder, EVERY, CHAT, how)
+    assert plain[0].fact.fact_id == "f1"  # Ben's words about Acme weigh most
+    lifted = await editor_candidates(store, embedder, EVERY, CHAT, how.but("s", statement_lift=1.0))
+    # Dmitri's line matches his residence; Ben's line does not name Dmitri (a first name),
+    # and no line of Ben's speaks of a residence.
+    assert lifted[0].fact.fact_id == "f2"
+    assert [h.fact.fact_id for h in lifted].index("f3") > 0
+
+
+async def test_statements_are_a_conversations_sentences_with_their_speaker() -> None:
+    said = statements([CHAT], 10)
+    assert [s.said for s in said] == [
+        "Is Acme a good employer?",
+        "Quite a lot, actually.",
+        "My residence is Lisbon now.",
+        "Tell me more.",
+    ]
+    assert said[2].naming == "Dmitri Kowalski\nMy residence is Lisbon now."
+    # Only conversation lines: an article's sentences make no statements.
+    assert statements(["Not a name: but a clause that is long enough.", HULL], 5) == []
+    assert len(statements([CHAT], 2)) == 2
+    assert statements(["Ben Okafor: Hi Dmitri!", "Ben Okafor: Wow."], 5) == []
+
+
+async def test_could_change_stays_sound_with_the_statement_lift() -> None:
+    # Whenever could_change says no, retrieving again finds the same candidates.
+    verdicts = []
+    extra = [
+        _fact(10, "Dmitri Kowalski residence Porto.", "Dmitri Kowalski", "residence", "Porto"),
+        _fact(11, "Ben Okafor employer Initech.", "Ben Okafor", "employer", "Initech"),
+        _fact(12, "Bananas are yellow.", "Dmitri Kowalski", "colour", "yellow"),
+        _fact(13, "Oslo has a harbour.", "Oslo"),
+    ]
+    for top_k, floor, lift in [(1, -1.0, 1.0), (2, 0.2, 0.5), (3, 0.3, 2.0)]:
+        base = Retrieval.from_settings(EditorSettings(top_k=top_k, min_similarity=floor))
+        how = base.but("said", statement_lift=lift, older_drop=0.0)
+        for new_fact in extra:
+            store, embedder = await _store(PEOPLE)
+            vector = await embedder.embed(CHAT)
+            seen = await editor_candidates(store, embedder, EVERY, CHAT, how, vector=vector)
+            new = StoredFact(new_fact, await embedder.embed(new_fact.text))
+            await store.upsert(NS, [new])
+            now = await editor_candidates(store, embedder, EVERY, CHAT, how, vector=vector)
+            verdict = could_change(seen, CHAT, vector, [new], how)
+            verdicts.append(verdict)
+            if now != seen:
+                assert verdict, (top_k, floor, lift, new_fact.text)
+    assert True in verdicts and False in verdicts  # both ways were tried
+
+
+def test_another_speakers_full_name_names_no_one_else_by_surname() -> None:
+    text = "Ines Kowalski: I'm working for Granite Capital.\nSamir Sato: Good for you."
+    assert mentions(text, "Ben Kowalski")  # the surname alone would name him
+    assert not named_in(text, "Ben Kowalski")
+    assert named_in(text, "Ines Kowalski") and named_in(text, "Samir Sato")
+    assert named_in("Samir Sato: Did you see Kowalski today?", "Ben Kowalski")
+    assert speakers(text) == {"Ines Kowalski", "Samir Sato"}
+
+
+def test_a_speaker_is_who_a_sentence_is_about_only_in_the_first_person() -> None:
+    said = statements(["Kavya Kowalski: Zoe Brennan moved to Rotterdam. My home is Bergen."], 5)
+    assert [s.naming for s in said] == [
+        "\nZoe Brennan moved to Rotterdam.",
+        "Kavya Kowalski\nMy home is Bergen.",
+    ]
+
+
+def test_a_surname_before_another_name_word_is_a_given_name_there() -> None:
+    text = "Andrew Stephenson was made Minister of State for Health."
+    assert named_in(text, "Stuart Andrew")  # by surname, when that is off
+    assert not named_in(text, "Stuart Andrew", given=True)
+    assert named_in(text, "Andrew Stephenson", given=True)
+    assert named_in("Mr Andrew spoke, then Andrew left.", "Stuart Andrew", given=True)
+    # A line's end is no name word: the speaker's own surname still names them.
+    assert named_in("Kavya Kowalski\nMy home is Bergen.", "Kavya Kowalski", given=True)

@@ -1,0 +1,290 @@
+"""Which earlier documents in flight a document depends on: wait for those, decide once.
+
+A document of the window (agents/window.py) retrieves its candidates at once, but before
+its judgement (classification and rewrites, ``DecisionGate.judge_on``) it looks at the
+earlier documents of its namespace still in flight. Where an earlier document's plan is
+known, the tests of ``retrieval.could_change`` on its PLANNED edits (the facts it will add
+or rewrite into, with their vectors; the facts it will make false or end) tell whether it
+will change this document's candidates. If one will, the document waits for the nearest
+such commit, retrieves again and is decided once, on what serial processing shows it,
+rather than now and again later. Documents it cannot affect go ahead.
+
+An earlier plan is known in two steps: its extraction (the facts it adds; it needs the
+document alone, so it is known within one LM call, whatever the knowledge base does), then
+its judgement (what it makes false, rewrites; it waits for that document's own
+dependencies). Before they are known the policy (``FACTSTREAM_EDITOR_DEPENDENCIES``)
+decides: ``speculate`` judges now, ``extraction`` waits for the extraction only, ``wait``
+waits for the whole plan.
+
+Nothing here decides what the LM is shown: the commit still checks every decision's
+candidates (knowledge/conflicts.py) and decides again where a prediction missed, so the
+changelog stays that of W = 1 (docs/concurrency.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from enum import Enum
+from typing import Literal, Protocol
+
+from factstream.embed.base import Vector
+from factstream.knowledge.pipeline import EditPlan, PlannedEdit
+from factstream.metrics import WorkerMetrics
+from factstream.store.base import SearchHit, StoredFact
+from factstream.topics.records import EditOp, Fact, HistoryEntry, edit_id_for, fact_id_for
+
+__all__ = ["Gate", "Policy", "Track", "Verdict"]
+
+Policy = Literal["speculate", "extraction", "wait"]
+
+# Edits that change an existing fact's text or truth (a reinforce changes neither).
+_ENDS = (EditOp.INVALIDATE, EditOp.CLOSE, EditOp.REWRITE)
+_NEW = (EditOp.ADD, EditOp.REWRITE)
+log = logging.getLogger(__name__)
+_REPROBES = 3  # retrievals again, at most, for commits made while it looked
+
+
+class Verdict(Enum):
+    """What an earlier document's plan, as far as known, does to a document's candidates."""
+
+    NO = "no"
+    DEPENDS = "depends"
+    NO_EXTRACTION = "no_extraction"  # its extraction is not known yet
+    NO_JUDGEMENT = "no_judgement"  # its adds cannot change them; its judgement is not known
+
+
+class Predictor(Protocol):
+    """The editor's side a gate uses (agents/editor.py)."""
+
+    def commits(self, namespace: str) -> int: ...
+
+    async def probe(self, plan: EditPlan) -> tuple[int, list[SearchHit]]: ...
+
+    def could_change(
+        self, plan: EditPlan, seen: Sequence[SearchHit], changed: Sequence[StoredFact]
+    ) -> bool: ...
+
+    async def embed(self, texts: list[str]) -> list[Vector]: ...
+
+
+class Track:
+    """One document of the window as later documents see it: its plan, as far as known.
+
+    Args:
+        committed: Set when its commit is done.
+    """
+
+    def __init__(self, committed: asyncio.Event) -> None:
+        self.committed = committed
+        self.draft: EditPlan | None = None  # its first decision under way (extraction)
+        self.plan: EditPlan | None = None  # its decided plan; None while (re)deciding
+        self.settled = False  # decided, with or without a plan
+        self.recovered = False  # decided by a batch found on the changelog
+        self._progress = asyncio.Event()
+        self._vectors: dict[str, Vector] = {}
+        self._embedding = asyncio.Lock()
+
+    def progressed(self) -> None:
+        """Its plan is better known: wake the documents waiting for it."""
+        self._progress.set()
+        self._progress = asyncio.Event()
+
+    def drafting(self, plan: EditPlan) -> None:
+        """Its first decision's plan under way (the extraction in it, once known)."""
+        self.draft = plan
+        self.progressed()
+
+    def decided(self, plan: EditPlan | None, *, recovered: bool = False) -> None:
+        """Decided (again): ``plan``, or no plan (bad input, a duplicate, a recovered batch)."""
+        self.plan, self.settled, self.recovered = plan, True, recovered
+        self.progressed()
+
+    def deciding_again(self) -> None:
+        """Its judgement is being made again: not known until ``decided``."""
+        self.plan, self.settled = None, False
+        self.progressed()
+
+    def mark(self) -> asyncio.Event:
+        """Set at its next progress (take it before looking at the plan)."""
+        return self._progress
+
+    async def changed(self, mark: asyncio.Event) -> None:
+        """Wait until its plan is better known than at ``mark``, or it commits."""
+        progress = asyncio.create_task(mark.wait())
+        commit = asyncio.create_task(self.committed.wait())
+        try:
+            await asyncio.wait({progress, commit}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            progress.cancel()
+            commit.cancel()
+
+    async def vectors(self, texts: list[str], predictor: Predictor) -> list[Vector]:
+        """The vectors of its planned new facts' ``texts`` (embedded once)."""
+        async with self._embedding:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+            if missing:
+                self._vectors.update(zip(missing, await predictor.embed(missing), strict=True))
+        return [self._vectors[t] for t in texts]
+
+
+def _planned_fact(plan: EditPlan, position: int, edit: PlannedEdit) -> Fact:
+    """A new fact ``edit`` of ``plan`` will make, as the knowledge base will hold it."""
+    doc = plan.document
+    structure = edit.structure
+    return Fact(
+        fact_id=fact_id_for(doc.namespace, doc.id, position),
+        namespace=doc.namespace,
+        text=edit.text,
+        truth=True,
+        history=[
+            HistoryEntry(
+                ts=doc.timestamp,
+                truth=True,
+                document_id=doc.id,
+                edit_id=edit_id_for(doc.namespace, doc.id, position),
+            )
+        ],
+        first_seen=doc.timestamp,
+        last_changed=doc.timestamp,
+        subject=None if structure is None else structure.subject,
+        relation=None if structure is None else structure.relation,
+        object=None if structure is None else structure.object,
+    )
+
+
+class Gate:
+    """One document's first decision: judged once no earlier document in flight will
+    change its candidates (``pipeline.DecisionGate``).
+
+    Args:
+        predictor: The editor (commits, retrieval again, the ranking's test, embeddings).
+        namespace: The document's namespace.
+        track: The document's own track (later documents read it).
+        earlier: The tracks of the earlier documents of its namespace not yet committed,
+            in input order.
+        policy: What to do while an earlier plan is not known.
+        metrics: The worker's (waits, and how far the document waited for).
+    """
+
+    def __init__(
+        self,
+        predictor: Predictor,
+        namespace: str,
+        track: Track,
+        earlier: Callable[[], list[Track]],
+        policy: Policy,
+        metrics: WorkerMetrics,
+    ) -> None:
+        self._predictor, self._namespace = predictor, namespace
+        self._track, self._earlier, self._policy = track, earlier, policy
+        self._metrics = metrics
+        self.base = predictor.commits(namespace)  # commits counted before ``hits``
+        self._counted: set[str] = set()
+        self._nearest: int | None = None  # the nearest earlier document it waited for
+
+    def extracted(self, plan: EditPlan) -> None:
+        self._track.drafting(plan)
+
+    async def judge_on(self, plan: EditPlan) -> list[SearchHit]:
+        self._track.drafting(plan)
+        hits, reprobes = plan.retrieved, 0
+        while True:
+            earlier = self._earlier()
+            marks = [track.mark() for track in earlier]  # before looking: no progress missed
+            verdicts = [await self.verdict(track, plan, hits) for track in earlier]
+            depends = [i for i, v in enumerate(verdicts) if v is Verdict.DEPENDS]
+            if depends:  # the nearest: every one before it commits first
+                blocker, distance = earlier[depends[-1]], len(earlier) - depends[-1]
+                log.info(
+                    "%r waits for the commit %d before it: its plan may change the candidates",
+                    plan.document.id,
+                    distance,
+                )
+                self._count("depends")
+                self._nearest = min(distance, self._nearest or distance)
+                await blocker.committed.wait()
+                self.base, hits = await self._predictor.probe(plan)
+                continue
+            unknown = [
+                (track, mark)
+                for track, mark, verdict in zip(earlier, marks, verdicts, strict=True)
+                if self._waits(verdict)
+            ]
+            if unknown:
+                self._count("unknown")
+                await _first(unknown)
+                continue
+            if self._predictor.commits(self._namespace) != self.base and reprobes < _REPROBES:
+                # Earlier documents committed while it looked: their effects are not in
+                # ``hits`` and no prediction covers them any more.
+                reprobes += 1
+                self.base, hits = await self._predictor.probe(plan)
+                continue
+            if self._nearest is not None:
+                self._metrics.dependency_distance.observe(self._nearest)
+            return hits
+
+    async def verdict(self, track: Track, plan: EditPlan, hits: Sequence[SearchHit]) -> Verdict:
+        """What ``track``'s plan, as far as known, does to ``plan``'s candidates ``hits``."""
+        if track.settled:
+            if track.plan is None:  # a recovered batch may change anything; else nothing
+                return Verdict.DEPENDS if track.recovered else Verdict.NO
+            ids = {hit.fact.fact_id for hit in hits}
+            ended = {p.fact_id for p in track.plan.planned if p.op in _ENDS}
+            if ended & ids:
+                return Verdict.DEPENDS
+            new = [(i, p) for i, p in enumerate(track.plan.planned) if p.op in _NEW]
+            return Verdict.DEPENDS if await self._enters(track, new, plan, hits) else Verdict.NO
+        draft = track.draft
+        if draft is None or draft.extraction is None:
+            return Verdict.NO_EXTRACTION
+        decided_by = draft.extraction.decided_by
+        # Positions past any batch's: these facts' ids are only for the ranking's test.
+        adds = [
+            (10_000 + i, PlannedEdit.adding(fact, decided_by))
+            for i, fact in enumerate(draft.extraction.facts)
+        ]
+        if await self._enters(track, adds, plan, hits):
+            return Verdict.DEPENDS
+        return Verdict.NO_JUDGEMENT
+
+    async def _enters(
+        self,
+        track: Track,
+        new: list[tuple[int, PlannedEdit]],
+        plan: EditPlan,
+        hits: Sequence[SearchHit],
+    ) -> bool:
+        """Whether one of ``track``'s planned new facts may enter ``plan``'s candidates."""
+        source = track.plan or track.draft
+        if not new or source is None:
+            return False
+        vectors = await track.vectors([edit.text for _, edit in new], self._predictor)
+        facts = [
+            StoredFact(_planned_fact(source, position, edit), vector)
+            for (position, edit), vector in zip(new, vectors, strict=True)
+        ]
+        return self._predictor.could_change(plan, hits, facts)
+
+    def _waits(self, verdict: Verdict) -> bool:
+        if verdict is Verdict.NO_EXTRACTION:
+            return self._policy != "speculate"
+        return verdict is Verdict.NO_JUDGEMENT and self._policy == "wait"
+
+    def _count(self, on: str) -> None:
+        """Count a document's first wait of each kind."""
+        if on not in self._counted:
+            self._counted.add(on)
+            self._metrics.dependency_waits.labels(on=on).inc()
+
+
+async def _first(tracks: list[tuple[Track, asyncio.Event]]) -> None:
+    """Wait until one of ``tracks`` is better known than at its mark, or commits."""
+    waits = [asyncio.create_task(track.changed(mark)) for track, mark in tracks]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
