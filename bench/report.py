@@ -314,16 +314,11 @@ def _busy(r: dict[str, Any]) -> Iterator[Row]:
 def _scale(r: dict[str, Any]) -> Iterator[Row]:
     name = f"7 scale-out, LM {r['lm_latency_ms']:g} ms/call, {r['partitions']} partitions"
     for n, f in r["runs"].items():
-        shares = " / ".join(str(d) for d in f.get("documents_per_worker", []))
-        yield (
-            name,
-            f"{n} worker(s), {f['documents']} docs: docs/s (s); LM calls, most at once"
-            + ("; docs per worker" if shares else ""),
-            f"{f['docs_per_s']} ({f['seconds']}); {f['lm_calls']}, {f['max_lm_in_flight']}"
-            + (f"; {shares}" if shares else ""),
-            "",
-            "",
-        )
+        measure = f"{n} worker(s), {f['documents']} docs: docs/s (s); LM calls, most at once"
+        value = f"{f['docs_per_s']} ({f['seconds']}); {f['lm_calls']}, {f['max_lm_in_flight']}"
+        if shares := " / ".join(str(d) for d in f.get("documents_per_worker", [])):
+            measure, value = f"{measure}; docs per worker", f"{value}; {shares}"
+        yield name, measure, value, "", ""
     eff = r["efficiency"]
     for label, key in (("overall", "overall"), ("per added worker", "per_added_worker")):
         values = ", ".join(f"{n}: {v}" for n, v in eff.get(key, {}).items() if n != "1")
