@@ -312,7 +312,7 @@ def _busy(r: dict[str, Any]) -> Iterator[Row]:
 
 
 def _scale(r: dict[str, Any]) -> Iterator[Row]:
-    name = f"7 scale-out, LM {r['lm_latency_ms']:g} ms/call, {r['partitions']} partitions"
+    name = f"8 scale-out, LM {r['lm_latency_ms']:g} ms/call, {r['partitions']} partitions"
     for n, f in r["runs"].items():
         measure = f"{n} worker(s), {f['documents']} docs: docs/s (s); LM calls, most at once"
         value = f"{f['docs_per_s']} ({f['seconds']}); {f['lm_calls']}, {f['max_lm_in_flight']}"

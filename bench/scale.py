@@ -1,4 +1,4 @@
-"""Benchmark 7 (issue 25): documents/s with 1, 2 and 3 workers in one consumer group.
+"""Benchmark 8 (issue 25): documents/s with 1, 2 and 3 workers in one consumer group.
 
 CLARK-News documents (stated, bench.corpus) spread over 32 namespaces go through N real
 `factstream worker` processes of one group (real Kafka, Weaviate) over 8 documents
