@@ -82,6 +82,7 @@ test-integration: provision
 # Its temporary folders (every worker's log) stay in build/reliability until its next run,
 # out of reach of pytest's rotation of /tmp/pytest-of-$USER by other pytest runs.
 reliability: lint provision
+	mkdir -p build  # pytest makes --basetemp, not its parent
 	FACTSTREAM_RELIABILITY=full FACTSTREAM_RELIABILITY_RESULTS=docs/reliability \
 		$(BIN)/pytest tests/reliability --basetemp=build/reliability
 

@@ -338,6 +338,22 @@ def _dependencies(name: str, r: dict[str, Any]) -> Iterator[Row]:
         )
 
 
+def _scale(r: dict[str, Any]) -> Iterator[Row]:
+    name = f"8 scale-out, LM {r['lm_latency_ms']:g} ms/call, {r['partitions']} partitions"
+    for n, f in r["runs"].items():
+        measure = f"{n} worker(s), {f['documents']} docs: docs/s (s); LM calls, most at once"
+        value = f"{f['docs_per_s']} ({f['seconds']}); {f['lm_calls']}, {f['max_lm_in_flight']}"
+        if shares := " / ".join(str(d) for d in f.get("documents_per_worker", [])):
+            measure, value = f"{measure}; docs per worker", f"{value}; {shares}"
+        yield name, measure, value, "", ""
+    eff = r["efficiency"]
+    for label, key in (("overall", "overall"), ("per added worker", "per_added_worker")):
+        values = ", ".join(f"{n}: {v}" for n, v in eff.get(key, {}).items() if n != "1")
+        per_added = key == "per_added_worker"
+        goal = f">= {r['goal_per_added_worker']:g}" if per_added else ""
+        yield name, f"scaling efficiency, {label}", values, goal, _met(r["met"]) if goal else ""
+
+
 def _extra(r: dict[str, Any]) -> bool:
     """Whether the run measured LM tokens over the serial run's."""
     return any("extra_token_share" in f for f in r["runs"].values())
@@ -379,6 +395,7 @@ def rows(report: dict[str, Any]) -> list[Row]:
         "backlog": _backlog,
         "busy": _busy,
         "embed": _embed,
+        "scale": _scale,
     }
     out: list[Row] = []
     for name, result in found.items():

@@ -1,7 +1,8 @@
-"""The scale-out benchmark's arithmetic: scaling efficiency overall and per added worker."""
+"""The scale-out benchmark: scaling efficiency overall and per added worker; its table rows."""
 
 from __future__ import annotations
 
+from bench.report import rows
 from bench.scale import efficiency
 
 
@@ -15,3 +16,24 @@ def test_a_worker_that_adds_little_shows_in_its_own_step() -> None:
     scaling = efficiency({1: 2.0, 2: 3.8, 3: 4.2})
     assert scaling["overall"] == {"1": 1.0, "2": 0.95, "3": 0.7}
     assert scaling["per_added_worker"] == {"2": 0.9, "3": 0.2}
+
+
+def test_the_table_rows_name_each_run_and_the_goal_per_added_worker() -> None:
+    run = {"documents": 120, "seconds": 60.0, "lm_calls": 300, "max_lm_in_flight": 2}
+    result = {
+        "lm_latency_ms": 500.0,
+        "partitions": 8,
+        "runs": {
+            "1": {**run, "docs_per_s": 2.0, "documents_per_worker": [120]},
+            "2": {**run, "docs_per_s": 3.0, "documents_per_worker": [64, 56]},
+        },
+        "efficiency": efficiency({1: 2.0, 2: 3.0}),
+        "goal_per_added_worker": 0.8,
+        "met": False,
+    }
+    table = rows({"benchmarks": {"scale": result}})
+    assert table[1][1:3] == (
+        "2 worker(s), 120 docs: docs/s (s); LM calls, most at once; docs per worker",
+        "3.0 (60.0); 300, 2; 64 / 56",
+    )
+    assert table[-1][1:] == ("scaling efficiency, per added worker", "2: 0.5", ">= 0.8", "NO")
