@@ -95,8 +95,17 @@ def generations(stack: Stack) -> set[int]:
     return {int(g) for g in _GENERATION.findall(_logs(stack))}
 
 
-def _running(stack: Stack) -> list[subprocess.Popen[bytes]]:
-    return [w for w in stack.workers if w.poll() is None]
+def _joined(stack: Stack) -> list[subprocess.Popen[bytes]]:
+    """The running workers that have joined the group: stopping one is a rebalance.
+
+    A worker still starting has no partitions; a fault there makes no generation (the full
+    run of 26 November hit 4 such of 12 and made 9 generations).
+    """
+    return [
+        w
+        for i, w in enumerate(stack.workers)
+        if w.poll() is None and _GENERATION.search(stack.worker_log(i))
+    ]
 
 
 def _check(actual: Snapshot, reference: Snapshot, stack: Stack, edits: list[FactEdit]) -> None:
@@ -111,6 +120,9 @@ async def _reference(stack_factory: StackFactory, scenario: Scenario) -> Snapsho
     return await reference_snapshot(stack_factory, scenario, **_ENV)
 
 
+# Full size: the reference, 1,000 documents through the faults and the cluster's stop took
+# 601 s under load on 26 November (docs/reliability/20261126T230042Z.json): over 600.
+@pytest.mark.timeout(1800)
 async def test_three_workers_in_one_group_through_seeded_rebalances(
     private_cluster: PrivateCluster, stack_factory: StackFactory, scale: Scale, figures: Figures
 ) -> None:
@@ -131,7 +143,7 @@ async def test_three_workers_in_one_group_through_seeded_rebalances(
     actions: Counter[str] = Counter()
     for point in points:
         await stack.wait_outcomes(point, timeout_s=900)
-        victim = rng.choice(_running(stack))
+        victim = rng.choice(_joined(stack))
         action = rng.choice(["SIGTERM", "SIGKILL"])
         await asyncio.to_thread(stack.kill_worker, victim, getattr(signal, action))
         actions[action] += 1
