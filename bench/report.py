@@ -342,6 +342,8 @@ def _scale(r: dict[str, Any]) -> Iterator[Row]:
     name = f"8 scale-out, LM {r['lm_latency_ms']:g} ms/call, {r['partitions']} partitions"
     if "editor_window" in r:
         name += f", {r['namespaces']} namespaces, window {r['editor_window']}"
+        if r.get("placement") == "balanced":
+            name += ", namespaces placed evenly"
         spread = " / ".join(str(d) for d in r["documents_per_partition"])
         yield name, "timed documents per partition (by namespace key)", spread, "", ""
     for n, f in r["runs"].items():

@@ -48,6 +48,7 @@ from bench.measure import CpuMeter, child_pids
 from bench.report import RESULTS, new_report, write
 from bench.scale_probe import (
     WorkerSnap,
+    balanced,
     bound,
     generations,
     rebalances,
@@ -79,9 +80,11 @@ class Shape:
         window: int = 4,
         lm_concurrency: int = 2,
         latency_ms: float = 500.0,
+        placement: str = "hashed",
     ) -> None:
         self.partitions, self.namespaces, self.window = partitions, namespaces, window
         self.lm_concurrency, self.latency_ms = lm_concurrency, latency_ms
+        self.placement = placement
 
     def env(self) -> dict[str, str]:
         return {
@@ -98,6 +101,7 @@ class Shape:
             "editor_window": self.window,
             "lm_latency_ms": self.latency_ms,
             "lm_max_concurrency_per_worker": self.lm_concurrency,
+            "placement": self.placement,
         }
 
 
@@ -222,6 +226,9 @@ async def _one(
         "seconds": round(seconds, 2),
         "docs_per_s": round(len(docs) / seconds, 3),
         "lm_calls": stats["requests"] - stub_before["requests"],
+        "lm_calls_by_task": {
+            task: n - stub_before["by_task"].get(task, 0) for task, n in stats["by_task"].items()
+        },
         "max_lm_in_flight": stats["max_in_flight"],
         "warm_up_documents": warm,
         "documents_per_worker": [w["documents"] for w in per_worker],
@@ -249,6 +256,8 @@ async def run(
     clark = load(data)
     names = [f"scale-{i}" for i in range(shape.namespaces)]
     rules, stream = stub_rules(clark), stream_documents(clark, docs, names)
+    if shape.placement == "balanced":
+        stream = balanced(stream, shape.partitions)
     runs = {n: await _one(base, workdir, n, stream, rules, shape) for n in workers}
     rates = {n: r["docs_per_s"] for n, r in runs.items()}
     scaling = efficiency(rates) if 1 in rates else {}
@@ -276,11 +285,20 @@ def cli(
     partitions: Annotated[int, typer.Option(help="Documents partitions.")] = 12,
     namespaces: Annotated[int, typer.Option(help="Namespaces the documents spread over.")] = 96,
     window: Annotated[int, typer.Option(help="FACTSTREAM_EDITOR_WINDOW of each worker.")] = 4,
+    placement: Annotated[
+        str,
+        typer.Option(
+            help="hashed: namespaces by name (as publishers key them); balanced: renamed so "
+            "whole namespaces spread evenly over the partitions (a diagnostic)."
+        ),
+    ] = "hashed",
     workers: Annotated[list[int] | None, typer.Option(help="Worker counts (1 2 3).")] = None,
     out: Annotated[Path, typer.Option(help="Folder of the results file.")] = RESULTS,
     data: Annotated[Path, typer.Option(help="CLARK-News folder.")] = DEFAULT_DATA,
 ) -> None:
     """Documents/s with 1, 2 and 3 workers; writes bench/results/<timestamp>.json."""
+    if placement not in ("hashed", "balanced"):
+        raise typer.BadParameter(f"placement {placement!r}: hashed or balanced")
     logging.basicConfig(level=logging.WARNING)
     settings = load_settings()
     manager.up(settings, ["kafka", "weaviate"])
@@ -292,6 +310,7 @@ def cli(
         window=window,
         lm_concurrency=lm_concurrency,
         latency_ms=lm_latency,
+        placement=placement,
     )
     counts = tuple(workers or (1, 2, 3))
     result = asyncio.run(run(settings, workdir, data, docs=docs, shape=shape, workers=counts))

@@ -25,6 +25,7 @@ from factstream.topics.records import Document
 
 __all__ = [
     "WorkerSnap",
+    "balanced",
     "bound",
     "generations",
     "rebalances",
@@ -43,6 +44,7 @@ class WorkerSnap:
     docs: float = 0.0
     lm_calls: float = 0.0
     lm_seconds: float = 0.0
+    redecisions: float = 0.0
     partitions: tuple[int, ...] = ()
     stages: dict[str, float] = field(default_factory=dict)
 
@@ -58,6 +60,7 @@ async def snap(port: int) -> WorkerSnap:
         docs=s.total("factstream_documents_total"),
         lm_calls=s.total("factstream_lm_requests_total"),
         lm_seconds=s.total("factstream_lm_request_seconds_sum"),
+        redecisions=s.total("factstream_redecisions_total"),
         partitions=tuple(sorted(int(p) for p in lag)),
         stages=s.by_label("factstream_stage_seconds_sum", "stage"),
     )
@@ -82,6 +85,21 @@ def spread(docs: Sequence[Document], partitions: int) -> list[int]:
     return [counts.get(p, 0) for p in range(partitions)]
 
 
+def balanced(docs: Sequence[Document], partitions: int) -> list[Document]:
+    """The same documents, each namespace renamed so the namespaces, busiest first, land on
+    the partition with the fewest documents so far: the documents spread as evenly over
+    the partitions as whole namespaces allow (a diagnostic: what hashing costs)."""
+    sizes = Counter(d.namespace for d in docs)
+    load, renamed, candidate = [0] * partitions, {}, 0
+    for namespace, size in sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0])):
+        target = min(range(partitions), key=lambda p: (load[p], p))
+        while partition_of(name := f"even-{candidate}", partitions) != target:
+            candidate += 1
+        candidate += 1
+        renamed[namespace], load[target] = name, load[target] + size
+    return [d.model_copy(update={"namespace": renamed[d.namespace]}) for d in docs]
+
+
 def worker_figures(
     before: WorkerSnap, after: WorkerSnap, span_s: float, latency_ms: float
 ) -> dict[str, Any]:
@@ -98,6 +116,7 @@ def worker_figures(
         "lm_calls": round(calls),
         "lm_mean_in_flight": round(calls * latency_ms / 1000 / span_s, 2) if span_s > 0 else 0.0,
         "lm_slot_wait_s_per_call": round(waited / calls, 3) if calls else 0.0,
+        "redecisions": round(after.redecisions - before.redecisions),
         "stage_seconds": stages,
         "partitions": list(after.partitions),
     }

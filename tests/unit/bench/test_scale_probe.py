@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.scale_probe import WorkerSnap, bound, generations, rebalances, worker_figures
+from bench.scale_probe import (
+    WorkerSnap,
+    balanced,
+    bound,
+    generations,
+    rebalances,
+    spread,
+    worker_figures,
+)
+from factstream.topics.records import Document
+
+_T = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def test_a_worker_at_its_lm_limit_shows_its_calls_in_flight_and_the_wait_for_a_slot() -> None:
@@ -35,3 +47,14 @@ def test_rebalances_count_the_generations_any_worker_joined(tmp_path: Path) -> N
     joined = generations(tmp_path)
     assert joined == [[1, 2], [2]]
     assert rebalances(joined) == 2
+
+
+def test_balanced_placement_spreads_whole_namespaces_evenly() -> None:
+    docs = [
+        Document(id=f"d{i}", namespace=ns, kind="article", timestamp=_T, text="x")
+        for i, ns in enumerate(["a"] * 4 + ["b"] * 2 + ["c"] * 2 + ["d"] * 1 + ["e"] * 1)
+    ]
+    placed = balanced(docs, 2)
+    assert spread(placed, 2) == [5, 5]
+    groups = {d.namespace: [x.id for x in placed if x.namespace == d.namespace] for d in placed}
+    assert sorted(len(g) for g in groups.values()) == [1, 1, 2, 2, 4]  # namespaces kept whole
