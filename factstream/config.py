@@ -463,6 +463,13 @@ class WorkerSettings(BaseSettings):
     commit_interval_s: float = Field(
         1.0, gt=0, description="Seconds between commits of processed input offsets."
     )
+    stop_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        description="After SIGTERM/SIGINT the worker abandons its documents in flight at once "
+        "and leaves the group; if it has not exited after this many seconds it exits anyway "
+        "(status 71; only committed offsets count, as after a crash).",
+    )
     metrics_port: int = Field(
         9464, ge=0, le=65535, description="Port of the worker's Prometheus /metrics; 0: off."
     )

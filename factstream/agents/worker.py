@@ -17,6 +17,7 @@ from prometheus_client import start_http_server
 from factstream.agents.editor import Editor, InputRecord, Outcome
 from factstream.agents.gauges import PartitionGauges
 from factstream.agents.query import register_query_agent
+from factstream.agents.stopping import Actors, StoppingWorker
 from factstream.agents.window import Window
 from factstream.clients import Clients, open_clients
 from factstream.concurrency import backoff_delay
@@ -62,6 +63,7 @@ class Runtime:
         self._assigned_early: set[int] = set()  # partitions given before the gauges exist
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping: set[asyncio.Future[None]] = set()  # publishers stopping (see editor)
+        self.actors = Actors()  # the editor actors, ended at once by a stop signal
 
     async def _build(self) -> Clients:
         async with self._lock:
@@ -183,6 +185,8 @@ class Runtime:
         log.info("metrics on http://%s:%d/metrics", worker.metrics_host, worker.metrics_port)
 
     async def close(self) -> None:
+        self.actors.stop()  # none edits while its clients close (normally done at the signal)
+        await self.actors.wait(self.settings.worker.stop_timeout_s)
         for task in list(self._tasks):
             task.cancel()
         if self._stopping:
@@ -199,6 +203,9 @@ def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:
 
     @app.agent(documents_topic(app, settings.kafka), name="editor", isolated_partitions=True)
     async def edit(stream: faust.StreamT[bytes]) -> None:
+        if not runtime.actors.enter():  # the worker is stopping: take nothing
+            release_partition_topic(stream)
+            return
         try:
             # The actor faust starts before the first assignment learns its partition then.
             partition = await _partition(stream)
@@ -211,6 +218,7 @@ def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:
             # committed for the document in flight: its new owner reads it again.
             log.info("editor actor stopped (partition revoked or worker stopping)")
         finally:
+            runtime.actors.leave()
             release_partition_topic(stream)
 
     register_query_agent(app, settings, runtime.clients)
@@ -346,5 +354,7 @@ def run_worker(settings: Settings, loglevel: str = "info") -> None:
     created = loop.run_until_complete(ensure_topics(settings.kafka, settings.worker))
     if created:
         log.info("created topics: %s", ", ".join(created))
-    app, _ = build_worker_app(settings)
-    faust.Worker(app, loglevel=loglevel, loop=loop).execute_from_commandline()
+    app, runtime = build_worker_app(settings)
+    StoppingWorker(
+        app, runtime.actors, settings.worker.stop_timeout_s, loglevel=loglevel, loop=loop
+    ).execute_from_commandline()
