@@ -16,7 +16,23 @@ import faust
 from factstream.config import KafkaSettings, WorkerSettings
 from factstream.topics.definitions import TopicName, topic_name
 
-__all__ = ["create_app", "documents_topic"]
+__all__ = ["StoppableApp", "create_app", "documents_topic"]
+
+
+class StoppableApp(faust.App):
+    """faust's app, except for a rebalance that meets it stopping (issue 25).
+
+    faust then calls ``Consumer.close()``, which marks the aiokafka consumer closed and
+    closes its client and coordinator from the app's event loop, not from the consumer
+    thread's loop that owns them: the heartbeat task goes on in that thread, against a
+    closed client ("Heartbeat session expired - marking coordinator dead" ten times a
+    second), and the consumer's own stop returns at once since it is marked closed: no
+    LeaveGroup, and the worker never exited. Here the rebalance is only ignored: the stop
+    under way stops the consumer in its own thread, which leaves the group.
+    """
+
+    def _on_rebalance_when_stopped(self) -> None:
+        return None
 
 
 def create_app(kafka: KafkaSettings, worker: WorkerSettings) -> faust.App:
@@ -25,7 +41,7 @@ def create_app(kafka: KafkaSettings, worker: WorkerSettings) -> faust.App:
     # out of the cwd, in a folder that exists.
     datadir = Path(tempfile.gettempdir()) / "factstream-faust"
     datadir.mkdir(exist_ok=True)
-    return faust.App(
+    return StoppableApp(
         worker.app_id,
         broker=[f"kafka://{server.strip()}" for server in kafka.bootstrap_servers.split(",")],
         store="memory://",

@@ -10,6 +10,7 @@ old stop committed all of that first.
 from __future__ import annotations
 
 import asyncio
+import re
 import signal
 import subprocess
 import time
@@ -26,6 +27,9 @@ _ENV = {"FACTSTREAM_WORKER_PARTITIONS": str(_PARTITIONS)}
 # The stop is a matter of seconds: cancel the actors, commit, leave the group, close the
 # clients; generous on a loaded two-core machine, far under the old stop's tens of seconds.
 _STOP_BOUND_S = 15.0
+_GENERATION = re.compile(r"Joined group '[^']+' \(generation (\d+)\)")
+# aiokafka's line as a rebalance begins, before faust's revocation.
+_REVOKING = "Revoking previously assigned partitions"
 
 
 async def _stop(stack: Stack, worker: int) -> tuple[float, int]:
@@ -92,18 +96,29 @@ async def test_a_stopped_worker_takes_no_new_document(
 async def test_a_worker_stopped_as_its_group_rebalances_exits(
     stack_factory: StackFactory, figures: Figures
 ) -> None:
-    """SIGKILL one of two workers, SIGTERM the other 4.5 s later: the group rebalances
-    (at the killed one's session timeout, 6 s) while the stopped one stops."""
+    """The third full-size group run's moment: of two workers in one generation, one is
+    SIGKILLed; at its session timeout (6 s) the other begins the rebalance (faust waits
+    there until every event it has read is acknowledged: its read-ahead, edited at the
+    LM's pace) and is SIGTERMed then."""
     scenario = stream_scenario(64, seed=28, shops=8)
     scenario.decisions.delay = {"[doc-": 0.5}
     stack = await stack_factory(scenario.decisions, **_ENV)
     stack.start_worker()
     stack.start_worker()
+
+    async def one_generation() -> bool:  # both joined it: each owns partitions
+        joined = [_GENERATION.findall(stack.worker_log(i)) for i in (0, 1)]
+        return all(joined) and joined[0][-1] == joined[1][-1]
+
+    await stack.wait_for(one_generation, "both workers in one generation", timeout_s=120)
     await stack.publish(scenario.documents)
     await _editing(stack, [0, 1], each=2)
+    seen = len(stack.worker_log(0))
     await asyncio.to_thread(stack.kill_worker, stack.workers[1], signal.SIGKILL)
-    await asyncio.sleep(4.5)  # the rebalance begins 1.5 s into the stop
-    await _stopped_in_bounds(
-        stack, figures, "worker_stop_in_rebalance", "4.5 s after the other worker's SIGKILL"
-    )
+
+    async def rebalancing() -> bool:
+        return _REVOKING in stack.worker_log(0)[seen:]
+
+    await stack.wait_for(rebalancing, "the survivor's rebalance", timeout_s=60)
+    await _stopped_in_bounds(stack, figures, "worker_stop_in_rebalance", "as it rebalances")
     await _finish(stack, len(scenario.documents))
