@@ -24,6 +24,7 @@ import asyncio
 import logging
 import os
 import threading
+import warnings
 from typing import Any
 
 import faust
@@ -102,8 +103,11 @@ class StoppingWorker(faust.Worker):
             signal_name,
             self._stop_timeout_s,
         )
-        # The abandoned events are never acknowledged: faust must not wait for them.
-        self.app.conf.stream_wait_empty = False
+        # The abandoned events are never acknowledged: faust must not wait for them. (faust
+        # warns that the setting was read already: its stop reads it again, as wanted.)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.app.conf.stream_wait_empty = False
         self._actors.stop()
         self._watchdog = threading.Timer(self._stop_timeout_s, _stop_timed_out)
         self._watchdog.daemon = True
