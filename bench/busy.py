@@ -72,15 +72,18 @@ def window_supported() -> bool:
     return "window" in EditorSettings.model_fields
 
 
-def _env(window: int, max_window: int, metrics_port: int, policy: str) -> dict[str, str]:
+def _env(
+    window: int, max_window: int, metrics_port: int, policy: str, lm_concurrency: int | None = None
+) -> dict[str, str]:
     env = {
         # Predicted dependencies (agents/dependencies.py): the policy for unknown plans.
         "FACTSTREAM_EDITOR_DEPENDENCIES": policy,
         "FACTSTREAM_WORKER_METRICS_PORT": str(metrics_port),
         "FACTSTREAM_WORKER_METRICS_HOST": "127.0.0.1",
         # The LM client must not be what limits: every document of the widest window may
-        # have its calls in flight at once (classify, extract, rewrites).
-        "FACTSTREAM_LM_MAX_CONCURRENCY": str(4 * max_window),
+        # have its calls in flight at once (classify, extract, rewrites); unless the run
+        # measures a given concurrency (--lm-concurrency, e.g. the defaults').
+        "FACTSTREAM_LM_MAX_CONCURRENCY": str(lm_concurrency or 4 * max_window),
         # The check the editor will run by default; the stated corpus passes it.
         "FACTSTREAM_EDITOR_GROUNDING": "true",
     }
@@ -168,7 +171,7 @@ async def _one(
 ) -> tuple[dict[str, Any], list[FactEdit]]:
     """One window on a fresh deployment: its figures and its changelog."""
     port = free_port()
-    env = _env(window, max(size.busy_windows), port, policy)
+    env = _env(window, max(size.busy_windows), port, policy, size.busy_lm_concurrency)
     folder = workdir / f"busy-w{window}-{policy}"
     dep = Deployment(base, folder, stub=True, **env)
     try:
@@ -289,6 +292,7 @@ async def run(base: Settings, size: Size, workdir: Path, data: Path) -> dict[str
         "namespace": NAMESPACE,
         "documents": len(docs),
         "lm_latency_ms": size.busy_latency_ms,
+        "lm_max_concurrency": size.busy_lm_concurrency or 4 * max(windows),
         "windows": windows,
         "dependencies": policy,
         "window_applied": window_supported(),
