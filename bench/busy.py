@@ -24,7 +24,9 @@ document, as multisets): the window must not change the result.
 Predicted dependencies (agents/dependencies.py): every W runs with the configured
 FACTSTREAM_EDITOR_DEPENDENCIES policy; ``--dependencies`` runs other policies at W=16
 against the same serial run. Per W the documents that waited for an earlier one, how far,
-and the chain bound those waits leave (bench/chains.py, from the worker's log).
+and the chain bound those waits leave (bench/chains.py, from the worker's log); the gaps
+between commits by what each document did, the commit's own time, and the chain bound
+counting it (bench/commits.py, from the same log).
 
 Until the worker has the window (EditorSettings.window), FACTSTREAM_EDITOR_WINDOW is not
 passed (Settings refuses unknown variables): every run is then serial, and the results say
@@ -43,6 +45,7 @@ import httpx
 
 from bench.bounds import GOAL_W, bound, goals, lm_bound
 from bench.chains import dependency_figures, waits_in
+from bench.commits import commit_figures
 from bench.corpus import load, stream_documents, stub_rules
 from bench.harness import Deployment
 from bench.scrape import Samples, scrape
@@ -195,7 +198,10 @@ async def _one(
     figures = _figures(window, docs, seconds, since_warm, most, stats_before, stats)
     log = "".join(path.read_text(errors="replace") for path in folder.glob("worker-*.log"))
     figures["dependencies"] = policy
-    figures["waited"] = dependency_figures(docs, waits_in(log), window, size.busy_latency_ms / 1000)
+    waits, latency_s = waits_in(log), size.busy_latency_ms / 1000
+    figures["waited"] = dependency_figures(docs, waits, window, latency_s)
+    # Where the time went: the gaps between commits, by what each document did.
+    figures["commits"] = commit_figures(log, docs, waits, window, latency_s)
     return figures, edits
 
 
