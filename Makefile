@@ -102,9 +102,9 @@ bench-busy: provision
 	$(BIN)/python -m bench --only busy --docs 300 --window 1 --window 4 --window 16 \
 		--window 32 --lm-latency 500
 
-# 120 CLARK-News documents over 32 namespaces, 1, 2 and 3 workers, stub LM at 500 ms (issue 25).
+# 240 CLARK-News documents, 96 namespaces, 12 partitions, window 4; 1, 2, 3 workers (issue 25).
 bench-scale: provision
-	$(BIN)/python -m bench.scale --docs 120 --lm-latency 500
+	$(BIN)/python -m bench.scale --docs 240 --lm-latency 500
 
 down: setup
 	$(BIN)/factstream services down

@@ -340,18 +340,72 @@ def _dependencies(name: str, r: dict[str, Any]) -> Iterator[Row]:
 
 def _scale(r: dict[str, Any]) -> Iterator[Row]:
     name = f"8 scale-out, LM {r['lm_latency_ms']:g} ms/call, {r['partitions']} partitions"
+    if "editor_window" in r:
+        name += f", {r['namespaces']} namespaces, window {r['editor_window']}"
+        if r.get("placement") == "balanced":
+            name += ", namespaces placed evenly"
+        spread = " / ".join(str(d) for d in r["documents_per_partition"])
+        yield name, "timed documents per partition (by namespace key)", spread, "", ""
     for n, f in r["runs"].items():
+        if "per_worker" in f:
+            yield from _scale_run(name, n, f)
+            continue
         measure = f"{n} worker(s), {f['documents']} docs: docs/s (s); LM calls, most at once"
         value = f"{f['docs_per_s']} ({f['seconds']}); {f['lm_calls']}, {f['max_lm_in_flight']}"
         if shares := " / ".join(str(d) for d in f.get("documents_per_worker", [])):
             measure, value = f"{measure}; docs per worker", f"{value}; {shares}"
         yield name, measure, value, "", ""
     eff = r["efficiency"]
-    for label, key in (("overall", "overall"), ("per added worker", "per_added_worker")):
-        values = ", ".join(f"{n}: {v}" for n, v in eff.get(key, {}).items() if n != "1")
+    labels = (
+        ("overall", "overall"),
+        ("LM bound, per added worker", "lm_bound_per_added_worker"),
+        ("per added worker", "per_added_worker"),
+    )
+    for label, key in labels:
+        if key not in eff:
+            continue
+        values = ", ".join(f"{n}: {v}" for n, v in eff[key].items() if n != "1")
         per_added = key == "per_added_worker"
         goal = f">= {r['goal_per_added_worker']:g}" if per_added else ""
         yield name, f"scaling efficiency, {label}", values, goal, _met(r["met"]) if goal else ""
+
+
+def _scale_run(name: str, n: str, f: dict[str, Any]) -> Iterator[Row]:
+    """One worker count's rows: rate and bound; each worker's share; CPU."""
+    yield (
+        name,
+        f"{n} worker(s), {f['documents']} docs: docs/s (s); LM bound docs/s (share of it); "
+        "LM calls, most at once; rebalances timed",
+        f"{f['docs_per_s']} ({f['seconds']}); {f['lm_bound_docs_per_s']} "
+        f"({f['share_of_lm_bound']}); {f['lm_calls']}, {f['max_lm_in_flight']}; "
+        f"{f['rebalances_in_timed_stretch']}",
+        "",
+        "",
+    )
+    workers = "; ".join(
+        f"{w['documents']} ({w['docs_per_s']}) p{','.join(str(p) for p in w['partitions'])} "
+        f"{w['lm_mean_in_flight']}, {w['lm_slot_wait_s_per_call']}"
+        for w in f["per_worker"]
+    )
+    yield (
+        name,
+        f"{n} worker(s), per worker: docs (docs/s) partitions, LM calls in flight (mean), "
+        "wait for an LM slot (s/call)",
+        workers,
+        "",
+        "",
+    )
+    cpu = dict(f["cpu_s"])
+    machine, capacity = cpu.pop("machine (all processes)"), cpu.pop("machine capacity")
+    workers_s = sum(v for k, v in cpu.items() if k.startswith("worker"))
+    others = ", ".join(f"{k} {v}" for k, v in cpu.items() if not k.startswith("worker"))
+    yield (
+        name,
+        f"{n} worker(s), CPU seconds: workers, others; the machine's busy / capacity",
+        f"{round(workers_s, 1)}, {others}; {machine} / {capacity}",
+        "",
+        "",
+    )
 
 
 def _extra(r: dict[str, Any]) -> bool:

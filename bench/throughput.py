@@ -42,7 +42,7 @@ from factstream.streams.recovery import RecoveredBatches
 from factstream.topics.definitions import TopicName
 from factstream.topics.records import Document, InputRef
 
-__all__ = ["GOAL", "run"]
+__all__ = ["GOAL", "run", "service_pids"]
 
 GOAL = 0.8  # pipeline documents/s over the embedding-only bound
 
@@ -157,7 +157,7 @@ async def _measure(
             pids = {
                 "bench (editor + materializer)": os.getpid(),
                 **_embedding_pids(),
-                **_service_pids(dep),
+                **service_pids(dep),
             }
             elapsed, outcomes, cpu = await _edit_all(
                 editor, dep.settings, topic, _by_namespace(timed_docs), pids
@@ -210,7 +210,7 @@ def _embedding_pids() -> dict[str, int]:
     return {"embedding model": children[0]} if len(children) == 1 else {}
 
 
-def _service_pids(dep: Deployment) -> dict[str, int]:
+def service_pids(dep: Deployment) -> dict[str, int]:
     """The stub LM, and Weaviate and Kafka when this cache folder runs them."""
     services = manager.build_services(dep.settings, ["weaviate", "kafka"])
     found = {svc.name: pid for svc in services if (pid := read_pid(svc.pidfile)) is not None}
