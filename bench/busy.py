@@ -24,7 +24,9 @@ document, as multisets): the window must not change the result.
 Predicted dependencies (agents/dependencies.py): every W runs with the configured
 FACTSTREAM_EDITOR_DEPENDENCIES policy; ``--dependencies`` runs other policies at W=16
 against the same serial run. Per W the documents that waited for an earlier one, how far,
-and the chain bound those waits leave (bench/chains.py, from the worker's log).
+and the chain bound those waits leave (bench/chains.py, from the worker's log); the gaps
+between commits by what each document did, the commit's own time, and the chain bound
+counting it (bench/commits.py, from the same log).
 
 Until the worker has the window (EditorSettings.window), FACTSTREAM_EDITOR_WINDOW is not
 passed (Settings refuses unknown variables): every run is then serial, and the results say
@@ -43,6 +45,7 @@ import httpx
 
 from bench.bounds import GOAL_W, bound, goals, lm_bound
 from bench.chains import dependency_figures, waits_in
+from bench.commits import commit_figures
 from bench.corpus import load, stream_documents, stub_rules
 from bench.harness import Deployment
 from bench.scrape import Samples, scrape
@@ -72,15 +75,18 @@ def window_supported() -> bool:
     return "window" in EditorSettings.model_fields
 
 
-def _env(window: int, max_window: int, metrics_port: int, policy: str) -> dict[str, str]:
+def _env(
+    window: int, max_window: int, metrics_port: int, policy: str, lm_concurrency: int | None = None
+) -> dict[str, str]:
     env = {
         # Predicted dependencies (agents/dependencies.py): the policy for unknown plans.
         "FACTSTREAM_EDITOR_DEPENDENCIES": policy,
         "FACTSTREAM_WORKER_METRICS_PORT": str(metrics_port),
         "FACTSTREAM_WORKER_METRICS_HOST": "127.0.0.1",
         # The LM client must not be what limits: every document of the widest window may
-        # have its calls in flight at once (classify, extract, rewrites).
-        "FACTSTREAM_LM_MAX_CONCURRENCY": str(4 * max_window),
+        # have its calls in flight at once (classify, extract, rewrites); unless the run
+        # measures a given concurrency (--lm-concurrency, e.g. the defaults').
+        "FACTSTREAM_LM_MAX_CONCURRENCY": str(lm_concurrency or 4 * max_window),
         # The check the editor will run by default; the stated corpus passes it.
         "FACTSTREAM_EDITOR_GROUNDING": "true",
     }
@@ -168,7 +174,7 @@ async def _one(
 ) -> tuple[dict[str, Any], list[FactEdit]]:
     """One window on a fresh deployment: its figures and its changelog."""
     port = free_port()
-    env = _env(window, max(size.busy_windows), port, policy)
+    env = _env(window, max(size.busy_windows), port, policy, size.busy_lm_concurrency)
     folder = workdir / f"busy-w{window}-{policy}"
     dep = Deployment(base, folder, stub=True, **env)
     try:
@@ -192,7 +198,10 @@ async def _one(
     figures = _figures(window, docs, seconds, since_warm, most, stats_before, stats)
     log = "".join(path.read_text(errors="replace") for path in folder.glob("worker-*.log"))
     figures["dependencies"] = policy
-    figures["waited"] = dependency_figures(docs, waits_in(log), window, size.busy_latency_ms / 1000)
+    waits, latency_s = waits_in(log), size.busy_latency_ms / 1000
+    figures["waited"] = dependency_figures(docs, waits, window, latency_s)
+    # Where the time went: the gaps between commits, by what each document did.
+    figures["commits"] = commit_figures(log, docs, waits, window, latency_s)
     return figures, edits
 
 
@@ -289,6 +298,7 @@ async def run(base: Settings, size: Size, workdir: Path, data: Path) -> dict[str
         "namespace": NAMESPACE,
         "documents": len(docs),
         "lm_latency_ms": size.busy_latency_ms,
+        "lm_max_concurrency": size.busy_lm_concurrency or 4 * max(windows),
         "windows": windows,
         "dependencies": policy,
         "window_applied": window_supported(),

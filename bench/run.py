@@ -161,12 +161,20 @@ def cli(
         list[str] | None,
         typer.Option(help="busy: also run W=16 with this FACTSTREAM_EDITOR_DEPENDENCIES; repeat."),
     ] = None,
+    lm_concurrency: Annotated[
+        int | None,
+        typer.Option(help="busy: the worker's FACTSTREAM_LM_MAX_CONCURRENCY (4 x widest W)."),
+    ] = None,
 ) -> None:
     """Run the benchmarks on the local stack (started if needed) and print the table."""
     logging.basicConfig(level=logging.WARNING)
     settings = load_settings()
     chosen = busy_size(SIZES[size.value], docs, window, lm_latency)
-    chosen = dataclasses.replace(chosen, busy_policies=tuple(dependencies or ()))
+    if lm_concurrency is not None and lm_concurrency < 1:
+        raise typer.BadParameter("--lm-concurrency must be at least 1")
+    chosen = dataclasses.replace(
+        chosen, busy_policies=tuple(dependencies or ()), busy_lm_concurrency=lm_concurrency
+    )
     manager.up(settings, list(manager.SERVICE_NAMES))
     selected = list(only or DEFAULT_SET)
     if million and Bench.ASK_1M not in selected:

@@ -30,6 +30,8 @@ class Size:
     embed_docs: int  # documents embedded in one batch, per runtime
     # busy: FACTSTREAM_EDITOR_DEPENDENCIES policies also run at W=16 (beside the configured)
     busy_policies: tuple[str, ...] = ()
+    # busy: the worker's FACTSTREAM_LM_MAX_CONCURRENCY (None: 4 x the widest window)
+    busy_lm_concurrency: int | None = None
 
 
 FULL = Size(

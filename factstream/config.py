@@ -143,7 +143,12 @@ class LMSettings(BaseSettings):
     )
     timeout_s: float = Field(120.0, gt=0, description="Seconds one LM request may take.")
     connect_timeout_s: float = Field(5.0, gt=0, description="Seconds to connect to the server.")
-    max_concurrency: int = Field(4, ge=1, description="LM requests in flight at once, per process.")
+    max_concurrency: int = Field(
+        16,
+        ge=1,
+        description="LM requests in flight at once, per process (about 4 x "
+        "FACTSTREAM_EDITOR_WINDOW per partition editing at once; docs/concurrency.md).",
+    )
     retries: int = Field(
         4, ge=0, description="Retries of one request on connection errors, timeouts, 5xx, 429."
     )
@@ -307,12 +312,13 @@ class EditorSettings(BaseSettings):
         "many facts; over it goes to the review topic and nothing is applied.",
     )
     window: int = Field(
-        1,
+        4,
         ge=1,
         le=256,
         description="Documents of one partition decided at once against the knowledge base "
         "as it stands, then committed in input order (a changed candidate set is decided "
-        "again); their LM calls also share FACTSTREAM_LM_MAX_CONCURRENCY. 1: one at a time.",
+        "again); their LM calls also share FACTSTREAM_LM_MAX_CONCURRENCY. 1: one at a time; "
+        "4 (the default) was as fast as 16 on one busy namespace (docs/concurrency.md).",
     )
     lookahead: int = Field(
         4,
@@ -462,6 +468,13 @@ class WorkerSettings(BaseSettings):
     )
     commit_interval_s: float = Field(
         1.0, gt=0, description="Seconds between commits of processed input offsets."
+    )
+    stop_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        description="After SIGTERM/SIGINT the worker abandons its documents in flight at once "
+        "and leaves the group; if it has not exited after this many seconds it exits anyway "
+        "(status 71; only committed offsets count, as after a crash).",
     )
     metrics_port: int = Field(
         9464, ge=0, le=65535, description="Port of the worker's Prometheus /metrics; 0: off."

@@ -17,6 +17,7 @@ from prometheus_client import start_http_server
 from factstream.agents.editor import Editor, InputRecord, Outcome
 from factstream.agents.gauges import PartitionGauges
 from factstream.agents.query import register_query_agent
+from factstream.agents.stopping import Actors, StoppingWorker
 from factstream.agents.window import Window
 from factstream.clients import Clients, open_clients
 from factstream.concurrency import backoff_delay
@@ -32,6 +33,7 @@ __all__ = [
     "EXIT_FENCED",
     "Runtime",
     "build_worker_app",
+    "highwater",
     "partition_transactional_id",
     "release_partition_topic",
     "run_worker",
@@ -62,6 +64,7 @@ class Runtime:
         self._assigned_early: set[int] = set()  # partitions given before the gauges exist
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping: set[asyncio.Future[None]] = set()  # publishers stopping (see editor)
+        self.actors = Actors()  # the editor actors, ended at once by a stop signal
 
     async def _build(self) -> Clients:
         async with self._lock:
@@ -183,6 +186,8 @@ class Runtime:
         log.info("metrics on http://%s:%d/metrics", worker.metrics_host, worker.metrics_port)
 
     async def close(self) -> None:
+        self.actors.stop()  # none edits while its clients close (normally done at the signal)
+        await self.actors.wait(self.settings.worker.stop_timeout_s)
         for task in list(self._tasks):
             task.cancel()
         if self._stopping:
@@ -199,6 +204,8 @@ def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:
 
     @app.agent(documents_topic(app, settings.kafka), name="editor", isolated_partitions=True)
     async def edit(stream: faust.StreamT[bytes]) -> None:
+        if not runtime.actors.enter():  # the worker is stopping: take nothing
+            return
         try:
             # The actor faust starts before the first assignment learns its partition then.
             partition = await _partition(stream)
@@ -211,7 +218,12 @@ def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:
             # committed for the document in flight: its new owner reads it again.
             log.info("editor actor stopped (partition revoked or worker stopping)")
         finally:
-            release_partition_topic(stream)
+            runtime.actors.leave()
+            # Not while the worker stops: faust's conductor would subscribe again without
+            # the topic, a rebalance the stop would wait for (issue 25's fourth group run:
+            # 22-27 s stops); no assignment follows a stop anyway.
+            if not runtime.actors.stopping:
+                release_partition_topic(stream)
 
     register_query_agent(app, settings, runtime.clients)
     _track_partitions(app, runtime, settings)
@@ -239,6 +251,20 @@ def release_partition_topic(stream: faust.StreamT[bytes]) -> None:
         channel.on_stop_iteration()
 
 
+def highwater(consumer: Any, tp: Any) -> int | None:
+    """The partition's high watermark for the lag gauge; None once it is no longer assigned.
+
+    A document committed while a rebalance hands its partition to another worker (between
+    aiokafka's new assignment and faust's cancelling the actor) is legitimate: its offset
+    is simply not committed here. aiokafka asserts that the partition is assigned, and the
+    error ended the worker (status 70; issue 25's fifth full-size group run).
+    """
+    try:
+        return cast("int | None", consumer.highwater(tp))
+    except AssertionError:  # aiokafka: "Partition is not assigned"
+        return None
+
+
 def partition_transactional_id(app_id: str, partition: int) -> str:
     """The transactional id of the publisher of one documents partition's batches."""
     return f"{app_id}-documents-{partition}"
@@ -262,7 +288,7 @@ async def _edit_partition(
         msg = event.message
         log.info("outcome %s[%d]@%d %s", msg.topic, msg.partition, msg.offset, outcome.value)
         await events.ack(event)
-        await runtime.processed(record, outcome, app.consumer.highwater(msg.tp))
+        await runtime.processed(record, outcome, highwater(app.consumer, msg.tp))
 
     policy = settings.editor.dependencies
     window: Window[Any] = Window(
@@ -346,5 +372,7 @@ def run_worker(settings: Settings, loglevel: str = "info") -> None:
     created = loop.run_until_complete(ensure_topics(settings.kafka, settings.worker))
     if created:
         log.info("created topics: %s", ", ".join(created))
-    app, _ = build_worker_app(settings)
-    faust.Worker(app, loglevel=loglevel, loop=loop).execute_from_commandline()
+    app, runtime = build_worker_app(settings)
+    StoppingWorker(
+        app, runtime.actors, settings.worker.stop_timeout_s, loglevel=loglevel, loop=loop
+    ).execute_from_commandline()

@@ -9,14 +9,78 @@ effects idempotent.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import faust
+from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
+from faust.transport.drivers.aiokafka import Consumer as AIOKafkaDriverConsumer
+from faust.transport.drivers.aiokafka import Transport as AIOKafkaTransport
+from faust.types import TP
 
 from factstream.config import KafkaSettings, WorkerSettings
 from factstream.topics.definitions import TopicName, topic_name
 
-__all__ = ["create_app", "documents_topic"]
+__all__ = ["FactstreamApp", "SeekingConsumer", "create_app", "documents_topic"]
+
+
+class _SeekingThread(AIOKafkaConsumerThread):
+    """faust's aiokafka consumer thread, sought back to the start of partitions never
+    committed.
+
+    After every rebalance faust seeks each assigned partition to its committed offset, but
+    aiokafka's ``seek_to_committed`` seeks only where that offset is above 0: a partition
+    with nothing committed keeps its fetch position. faust has meanwhile dropped what it
+    had fetched into its streams' buffers (``flow_control.clear()`` at the revocation), so
+    those records were never delivered, and the first commit after them (faust commits the
+    first run of consecutive acknowledged offsets) moved past them: issue 25's fourth
+    full-size group run lost a partition's offsets 0-28, fetched between two rebalances at
+    the start. Such a partition now goes back to its first offset (what
+    ``auto_offset_reset=earliest`` means); the editor recognises what it had applied.
+    """
+
+    async def seek_to_committed(self) -> Mapping[TP, int]:
+        result: Mapping[TP, int] = await self.call_thread(self._seek_to_committed)
+        return result
+
+    async def _seek_to_committed(self) -> Mapping[TP, int]:  # in the consumer's thread
+        consumer = self._ensure_consumer()
+        committed: Mapping[TP, int] = await consumer.seek_to_committed()
+        fresh = [tp for tp, offset in committed.items() if offset is None or offset <= 0]
+        if fresh:
+            await consumer.seek_to_beginning(*fresh)
+        return committed
+
+
+class SeekingConsumer(AIOKafkaDriverConsumer):
+    """faust's aiokafka consumer, with a ``_SeekingThread``."""
+
+    def _new_consumer_thread(self) -> AIOKafkaConsumerThread:
+        return _SeekingThread(self, loop=self.loop, beacon=self.beacon)
+
+
+class _Transport(AIOKafkaTransport):
+    Consumer = SeekingConsumer
+
+
+class FactstreamApp(faust.App):
+    """faust's app with two changes (issue 25).
+
+    Its consumer is a ``SeekingConsumer``. And a rebalance that meets it stopping is
+    ignored: faust would call ``Consumer.close()``, which marks the aiokafka consumer closed
+    and closes its client and coordinator from the app's event loop, not from the consumer
+    thread's loop that owns them: the heartbeat task went on in that thread, against a
+    closed client ("Heartbeat session expired - marking coordinator dead" ten times a
+    second), and the consumer's own stop returned at once since it was marked closed: no
+    LeaveGroup, and the worker never exited. The stop under way stops the consumer in its
+    own thread, which leaves the group.
+    """
+
+    def _new_transport(self) -> _Transport:
+        return _Transport(self.conf.broker_consumer, self)
+
+    def _on_rebalance_when_stopped(self) -> None:
+        return None
 
 
 def create_app(kafka: KafkaSettings, worker: WorkerSettings) -> faust.App:
@@ -25,7 +89,7 @@ def create_app(kafka: KafkaSettings, worker: WorkerSettings) -> faust.App:
     # out of the cwd, in a folder that exists.
     datadir = Path(tempfile.gettempdir()) / "factstream-faust"
     datadir.mkdir(exist_ok=True)
-    return faust.App(
+    return FactstreamApp(
         worker.app_id,
         broker=[f"kafka://{server.strip()}" for server in kafka.bootstrap_servers.split(",")],
         store="memory://",

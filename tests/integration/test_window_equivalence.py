@@ -70,12 +70,14 @@ async def windowed_run(
     return stack, await snapshot(stack, scenario)
 
 
-@pytest.mark.parametrize("dependencies", ["off", "extraction"])
+@pytest.mark.parametrize("dependencies", ["off", "extraction", "speculate"])
 async def test_a_window_of_8_on_a_conflicting_stream_equals_one_at_a_time(
     stack_factory: StackFactory, dependencies: str
 ) -> None:
     """Decided at once and again where a commit changed the candidates (off), or after
-    the commits their predicted dependencies wait for (extraction): the same changelog."""
+    the commits their predicted dependencies wait for (extraction; speculate, the default,
+    which judges at once where an earlier plan is not known yet): the same changelog. The
+    serial reference is built once (fixtures.reference) and shared by the three."""
     scenario = conflict_scenario(30)
     scenario.decisions.delay = {"[doc-": 0.05}  # every LM call waits: the window fills
     reference = await reference_snapshot(stack_factory, scenario)

@@ -74,6 +74,7 @@ def test_the_window_variable_is_passed_only_where_the_worker_reads_it() -> None:
     assert env["FACTSTREAM_EDITOR_DEPENDENCIES"] == "wait"
     assert ("FACTSTREAM_EDITOR_WINDOW" in env) == window_supported()
     Settings.from_env(env)  # a worker would start with these (unknown variables are refused)
+    assert _env(16, 32, 9999, "wait", 16)["FACTSTREAM_LM_MAX_CONCURRENCY"] == "16"
 
 
 def test_command_line_figures_replace_the_sizes() -> None:
