@@ -50,6 +50,8 @@ __all__ = [
     "could_change",
     "editor_candidates",
     "pool_depth",
+    "query_texts",
+    "query_vectors",
     "ranked_candidates",
 ]
 
@@ -182,6 +184,31 @@ def _spelt(words: str | None, texts: Sequence[str], *, ignore_case: bool) -> boo
     )
 
 
+def query_texts(text: str, how: Retrieval, title: str | None = None) -> list[str]:
+    """A document's retrieval queries: its text first, then its title (``how.title``) and
+    its sentences (``how.sentences``); each finds facts by its own cosine."""
+    title = title if how.title and how.first_stage else None
+    if not how.first_stage:
+        return [text]
+    return [text, *([title] if title else []), *_sentences(text, how.sentences)]
+
+
+async def query_vectors(
+    embedder: Embedder,
+    text: str,
+    how: Retrieval,
+    *,
+    known: Sequence[Sequence[float]] = (),
+    title: str | None = None,
+) -> list[list[float]]:
+    """The vectors of ``query_texts``: ``known`` for the first ones (the document text's
+    embedding, computed ahead), the rest embedded in one call."""
+    queries = query_texts(text, how, title)
+    vectors = [list(v) for v in known[: len(queries)]]
+    rest = queries[len(vectors) :]
+    return vectors + (list(map(list, await embedder.embed_batch(rest))) if rest else [])
+
+
 async def ranked_candidates(
     store: FactStore,
     embedder: Embedder,
@@ -191,24 +218,22 @@ async def ranked_candidates(
     *,
     depth: int | None = None,
     timings: dict[str, float] | None = None,
-    vector: Sequence[float] | None = None,
+    vectors: Sequence[Sequence[float]] = (),
     title: str | None = None,
 ) -> list[Candidate]:
     """The first ``depth`` facts (``top_k`` if None) in the order the editor ranks them.
 
     Unlike :func:`editor_candidates`, facts below the floor are kept (marked), for the
     evaluation's recall at depths past what the editor sees. ``title``: the document's
-    title (``names.document_title``), a query of its own with ``how.title``.
+    title (``names.document_title``), a query of its own with ``how.title``. ``vectors``:
+    the first queries' vectors (``query_vectors``) when the caller has them.
     """
     depth = depth or how.top_k
     timings = timings if timings is not None else {}
     started = time.perf_counter()
+    queries = query_texts(text, how, title)
     title = title if how.title and how.first_stage else None
-    queries = [text, *([title] if title else []), *_sentences(text, how.sentences)]
-    if vector is None:
-        vectors = await embedder.embed_batch(queries)
-    else:
-        vectors = [list(vector), *(await embedder.embed_batch(queries[1:]) if queries[1:] else [])]
+    vectors = await query_vectors(embedder, text, how, known=vectors, title=title)
     embedded = time.perf_counter()
     timings["embed"] = timings.get("embed", 0.0) + embedded - started
     size = max(how.first_stage, depth)
@@ -317,17 +342,25 @@ async def editor_candidates(
     how: Retrieval,
     timings: dict[str, float] | None = None,
     *,
-    vector: Sequence[float] | None = None,
+    vectors: Sequence[Sequence[float]] = (),
     title: str | None = None,
 ) -> list[SearchHit]:
     """The facts the editor shows the LM for a document: at most ``top_k``, all past the floor.
 
-    ``vector``: the document text's embedding when the caller has it (not embedded again);
-    ``title``: its title (``names.document_title``).
+    ``vectors``: its first queries' vectors when the caller has them (``query_vectors``;
+    not embedded again); ``title``: its title (``names.document_title``).
     """
     depth = pool_depth(how)
     ranked = await ranked_candidates(
-        store, embedder, where, text, how, depth=depth, timings=timings, vector=vector, title=title
+        store,
+        embedder,
+        where,
+        text,
+        how,
+        depth=depth,
+        timings=timings,
+        vectors=vectors,
+        title=title,
     )
     return [c.hit for c in ranked if c.passes][: how.top_k]
 
@@ -340,14 +373,14 @@ def pool_depth(how: Retrieval) -> int:
 def could_change(
     seen: Sequence[SearchHit],
     text: str,
-    vector: Sequence[float],
+    vectors: Sequence[Sequence[float]],
     changed: Sequence[StoredFact],
     how: Retrieval,
     title: str | None = None,
 ) -> bool:
     """Whether facts just ``changed`` (new states, with their vectors) may change the
-    candidates ``seen`` of a document (its ``text``, ``title`` and ``vector``), without
-    retrieving.
+    candidates ``seen`` of a document (its ``text``, ``title`` and its queries' ``vectors``,
+    ``query_vectors``), without retrieving.
 
     A cheap test from the ranking's rules, for deciding when to retrieve again early
     (agents/speculation.py); it never decides what the editor shows the LM, which only a
@@ -356,11 +389,15 @@ def could_change(
     candidates (the newer fact wins a tie); one newer than a candidate of its subject and
     relation may drop it (``older_drop``); with a subject cap in play (a subject holding
     ``subject_cap`` candidates) any fact that clears the floor may. Ranks other than the
-    cosine's, and the adaptive floor, are not predicted: any change may change them.
+    cosine's, and the adaptive floor, are not predicted: any change may change them. A
+    fact's cosine is its best with any of the queries (the rank's); without every query's
+    vector it may be any, so any change may change them.
     """
     if not changed:
         return False
     if how.rank != "cosine" or not how.first_stage or how.floor_margin:
+        return True
+    if len(vectors) < len(query_texts(text, how, title)):
         return True
     texts = [text, title] if title and how.title else [text]
     ids = {hit.fact.fact_id for hit in seen}
@@ -378,7 +415,7 @@ def could_change(
             return True
         if how.older_drop and fact.relation and (fact.subject, fact.relation) in groups:
             return True
-        similarity = _cosine(vector, stored.vector)
+        similarity = max(_cosine(vector, stored.vector) for vector in vectors)
         lift = _lift(fact, texts, how)
         passes = similarity >= how.min_similarity or (how.named_pass and lift > 0)
         said = _said_bound(fact, texts, how)
