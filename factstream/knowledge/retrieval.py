@@ -35,6 +35,7 @@ from factstream.knowledge.names import document_names, leading_name, mentions
 from factstream.knowledge.statements import (
     named_in,
     predicate,
+    restated,
     speakers,
     statement_scores,
     statements,
@@ -87,6 +88,9 @@ class Retrieval:
     statement_lift: float = 0.0  # x the best cosine of a fact's predicate with a sentence
     speaker_names: bool = False  # another speaker's full name names no one else by surname
     given_names: bool = False  # a surname followed by a name word is someone's given name
+    restated_drop: float = 0.0  # off a fact a sentence restates (its subject and object)
+    restated_view: bool = False  # the drop only sorts the editor's view again
+    title_lift: float = 0.0  # for facts whose subject the title names (besides subject_lift)
 
     @classmethod
     def from_settings(cls, editor: EditorSettings) -> Retrieval:
@@ -111,6 +115,9 @@ class Retrieval:
             statement_lift=editor.retrieval_statement_lift,
             speaker_names=editor.retrieval_speaker_names,
             given_names=editor.retrieval_given_names,
+            restated_drop=editor.retrieval_restated_drop,
+            restated_view=editor.retrieval_restated_view,
+            title_lift=editor.retrieval_title_lift,
         )
 
     def but(self, name: str, **changes: object) -> Retrieval:
@@ -159,6 +166,8 @@ def _lift(fact: Fact, texts: Sequence[str], how: Retrieval) -> float:
     named = fact.subject if how.structured and fact.subject else leading_name(fact.text)
     subject = any(_named(text, named, how) for text in texts)
     lift = how.subject_lift if subject else 0.0
+    if how.title_lift and len(texts) > 1 and _named(texts[1], named, how):
+        lift += how.title_lift  # the headline's subject is what the document is about
     if not how.structured:
         return lift
     # The object by its full name: its head ("Member" of "Member of ...") names nothing.
@@ -292,6 +301,8 @@ async def ranked_candidates(
             "rrf": entry.fused / len(runs),
         }[how.rank]
         drop = how.older_drop if entry.hit.fact.fact_id in older else 0.0
+        if how.restated_drop and not how.restated_view and _restates(entry.hit.fact, texts, how):
+            drop += how.restated_drop
         said_lift = how.statement_lift * max(0.0, matched.get(entry.hit.fact.fact_id, 0.0))
         score = base + lift + said_lift - drop
         hit = replace(entry.hit, similarity=entry.similarity, score=score)
@@ -300,8 +311,35 @@ async def ranked_candidates(
     scored.sort(key=lambda c: (-c.hit.score, -c.hit.fact.first_seen.timestamp()))
     if how.subject_cap:
         scored = _capped(scored, how.subject_cap)
+    if how.restated_drop and how.restated_view:
+        scored = _view_resorted(scored, texts, how)
     timings["retrieve"] = timings.get("retrieve", 0.0) + time.perf_counter() - embedded
     return scored[:depth]
+
+
+def _restates(fact: Fact, texts: Sequence[str], how: Retrieval) -> bool:
+    return restated(fact, texts, lambda text, name: _named(text, name, how))
+
+
+def _view_resorted(
+    ranked: list[Candidate], texts: Sequence[str], how: Retrieval
+) -> list[Candidate]:
+    """``ranked`` with the editor's view (its first ``top_k`` that pass) sorted again with
+    ``restated_drop`` off the facts the document restates; the view holds the same facts,
+    in their places, and each keeps its score (what ``could_change`` compares)."""
+    places = [i for i, c in enumerate(ranked) if c.passes][: how.top_k]
+    view = [ranked[i] for i in places]
+    order = sorted(
+        range(len(view)),
+        key=lambda i: (
+            -(view[i].hit.score - how.restated_drop * _restates(view[i].hit.fact, texts, how)),
+            i,
+        ),
+    )
+    out = list(ranked)
+    for place, i in zip(places, order, strict=True):
+        out[place] = view[i]
+    return out
 
 
 def _older(pool: dict[str, _Pooled]) -> set[str]:
