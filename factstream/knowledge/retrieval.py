@@ -32,6 +32,7 @@ from typing import Literal
 from factstream.config import EditorSettings
 from factstream.embed.base import Embedder
 from factstream.knowledge.names import document_names, leading_name, mentions
+from factstream.knowledge.rerank import Candidate, capped, older_facts, view_resorted
 from factstream.knowledge.statements import (
     named_in,
     predicate,
@@ -123,14 +124,6 @@ class Retrieval:
     def but(self, name: str, **changes: object) -> Retrieval:
         """A variant of this retrieval."""
         return replace(self, name=name, **changes)  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A ranked fact and whether it clears the floor (what the editor may see)."""
-
-    hit: SearchHit
-    passes: bool
 
 
 @dataclass(frozen=True)
@@ -276,7 +269,7 @@ async def ranked_candidates(
             entry = pool.setdefault(hit.fact.fact_id, _Pooled(hit, hit.similarity))
             entry.similarity = max(entry.similarity, hit.similarity)
             entry.fused += _RRF_K / (_RRF_K + rank)  # 1.0 for a first place
-    older = _older(pool) if how.older_drop else set()
+    older = older_facts(e.hit.fact for e in pool.values()) if how.older_drop else set()
     said = statements(texts, _STATEMENTS) if how.statement_lift else []
     matched = (
         await statement_scores(
@@ -310,66 +303,17 @@ async def ranked_candidates(
         scored.append(Candidate(hit, passes))
     scored.sort(key=lambda c: (-c.hit.score, -c.hit.fact.first_seen.timestamp()))
     if how.subject_cap:
-        scored = _capped(scored, how.subject_cap)
+        scored = capped(scored, how.subject_cap)
     if how.restated_drop and how.restated_view:
-        scored = _view_resorted(scored, texts, how)
+        scored = view_resorted(
+            scored, how.top_k, lambda fact: how.restated_drop * _restates(fact, texts, how)
+        )
     timings["retrieve"] = timings.get("retrieve", 0.0) + time.perf_counter() - embedded
     return scored[:depth]
 
 
 def _restates(fact: Fact, texts: Sequence[str], how: Retrieval) -> bool:
     return restated(fact, texts, lambda text, name: _named(text, name, how))
-
-
-def _view_resorted(
-    ranked: list[Candidate], texts: Sequence[str], how: Retrieval
-) -> list[Candidate]:
-    """``ranked`` with the editor's view (its first ``top_k`` that pass) sorted again with
-    ``restated_drop`` off the facts the document restates; the view holds the same facts,
-    in their places, and each keeps its score (what ``could_change`` compares)."""
-    places = [i for i, c in enumerate(ranked) if c.passes][: how.top_k]
-    view = [ranked[i] for i in places]
-    order = sorted(
-        range(len(view)),
-        key=lambda i: (
-            -(view[i].hit.score - how.restated_drop * _restates(view[i].hit.fact, texts, how)),
-            i,
-        ),
-    )
-    out = list(ranked)
-    for place, i in zip(places, order, strict=True):
-        out[place] = view[i]
-    return out
-
-
-def _older(pool: dict[str, _Pooled]) -> set[str]:
-    """Facts with a newer fact of the same subject and relation in ``pool``."""
-    newest: dict[tuple[str, str], datetime] = {}
-    for entry in pool.values():
-        fact = entry.hit.fact
-        if fact.subject and fact.relation:
-            key = (fact.subject, fact.relation)
-            newest[key] = max(newest.get(key, fact.first_seen), fact.first_seen)
-    return {
-        fact.fact_id
-        for fact in (entry.hit.fact for entry in pool.values())
-        if fact.subject
-        and fact.relation
-        and fact.first_seen < newest[(fact.subject, fact.relation)]
-    }
-
-
-def _capped(ranked: list[Candidate], cap: int) -> list[Candidate]:
-    """``ranked`` with each subject's facts past its ``cap`` first moved after the rest."""
-    seen: dict[str, int] = {}
-    within: list[Candidate] = []
-    past: list[Candidate] = []
-    for candidate in ranked:
-        subject = candidate.hit.fact.subject
-        if subject:
-            seen[subject] = seen.get(subject, 0) + 1
-        (past if subject and seen[subject] > cap else within).append(candidate)
-    return within + past
 
 
 async def editor_candidates(

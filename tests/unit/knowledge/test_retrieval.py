@@ -15,7 +15,7 @@ from factstream.knowledge.retrieval import (
     query_vectors,
     ranked_candidates,
 )
-from factstream.knowledge.statements import named_in, speakers, statements
+from factstream.knowledge.statements import named_in, restated, speakers, statements
 from factstream.store.base import StoredFact
 from factstream.store.memory import InMemoryFactStore
 from factstream.topics.records import Fact, HistoryEntry
@@ -408,3 +408,55 @@ async def test_could_change_stays_sound_with_title_and_sentence_queries() -> Non
 
 def _cosine(a: list[float], b: list[float]) -> float:
     return sum(x * y for x, y in zip(a, b, strict=True))  # unit vectors (HashingEmbedder)
+
+
+SENATE = [
+    _fact(
+        1,
+        "Nicholas Scutari position held President of New Jersey Senate.",
+        "Nicholas Scutari",
+        "position held",
+        "President of New Jersey Senate",
+    ),
+    _fact(
+        2,
+        "Jon Bramnick position held Member of the New Jersey General Assembly.",
+        "Jon Bramnick",
+        "position held",
+        "Member of the New Jersey General Assembly",
+    ),
+    _fact(3, "Oslo is a city.", "Oslo"),
+]
+SENATOR = "New Jersey Senate President Nicholas Scutari thanked State Sen. Jon Bramnick."
+
+
+def test_a_sentence_naming_the_subject_and_every_word_of_the_object_restates_a_fact() -> None:
+    def named(text: str, name: str) -> bool:
+        return mentions(text, name)
+
+    scutari, bramnick, oslo = SENATE
+    assert restated(scutari, [SENATOR], named)  # the words in any order
+    assert not restated(bramnick, [SENATOR], named)  # another post: what supersedes it
+    assert not restated(oslo, [SENATOR], named)  # no object
+    # The subject and the object in different sentences: nothing restated.
+    apart = "Nicholas Scutari spoke. The New Jersey Senate President was late."
+    assert not restated(scutari, [apart], named)
+    assert restated(scutari, ["Nothing here.", "Scutari New Jersey Senate President"], named)
+
+
+async def test_the_restated_drop_sorts_the_view_again_and_keeps_its_facts() -> None:
+    store, embedder = await _store(SENATE)
+    base = Retrieval.from_settings(EditorSettings(top_k=2, min_similarity=-1.0)).but(
+        "base", object_lift=0.0, relation_lift=0.0, older_drop=0.0, subject_cap=0
+    )
+    off = await editor_candidates(store, embedder, EVERY, SENATOR, base.but("off", restated_drop=0))
+    assert [h.fact.fact_id for h in off] == ["f1", "f2"]  # the restated post is most alike
+    how = base.but("view", restated_drop=1.0, restated_view=True)
+    view = await editor_candidates(store, embedder, EVERY, SENATOR, how)
+    assert [h.fact.fact_id for h in view] == ["f2", "f1"]  # the same facts, f1 after
+    assert [h.score for h in view] == [h.score for h in reversed(off)]  # scores kept
+    # Over the whole ranking, the drop may push a restated fact out of the view.
+    whole = await ranked_candidates(
+        store, embedder, EVERY, SENATOR, how.but("whole", restated_view=False), depth=3
+    )
+    assert [c.hit.fact.fact_id for c in whole] == ["f2", "f3", "f1"]
