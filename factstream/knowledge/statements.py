@@ -186,7 +186,8 @@ def restated(fact: Fact, texts: Sequence[str], named: Callable[[str, str], bool]
     subject (``named(sentence, subject)``) and every word of its object, in any order
     ("New Jersey Senate President Nicholas Scutari" restates "Nicholas Scutari position
     held President of New Jersey Senate"): the document says the fact again, which a
-    document superseding it would not (it names another object)."""
+    document superseding it would not (it names another object). A conversation line's
+    speaker belongs to its sentences in the first person only, as in ``statements``."""
     if not fact.subject or not fact.object:
         return False
     wanted = _words(fact.object)
@@ -199,7 +200,16 @@ def restated(fact: Fact, texts: Sequence[str], named: Callable[[str, str], bool]
 
 @lru_cache(maxsize=4096)
 def _pieces(text: str) -> tuple[str, ...]:
-    return tuple(p for p in (p.strip() for p in _PIECE.split(text)) if p)
+    """``text``'s sentences; in a conversation line, with its speaker only when the
+    sentence is in the first person ("Umar Castillo: Dmitri reports to me.")."""
+    found = []
+    for line in text.splitlines():
+        speaker, rest = _speaker(line.strip())
+        for piece in (p.strip() for p in _PIECE.split(rest)):
+            if piece:
+                who = speaker if speaker and _FIRST_PERSON.search(piece) else ""
+                found.append(f"{who}\n{piece}" if who else piece)
+    return tuple(found)
 
 
 @lru_cache(maxsize=16384)

@@ -460,3 +460,16 @@ async def test_the_restated_drop_sorts_the_view_again_and_keeps_its_facts() -> N
         store, embedder, EVERY, SENATOR, how.but("whole", restated_view=False), depth=3
     )
     assert [c.hit.fact.fact_id for c in whole] == ["f2", "f3", "f1"]
+
+
+def test_a_speaker_restates_only_in_the_first_person() -> None:
+    def named(text: str, name: str) -> bool:
+        return mentions(text, name)
+
+    manager = _fact(
+        1, "Tara Nakamura manager Dmitri Kowalski.", "Tara Nakamura", "manager", "Dmitri Kowalski"
+    )
+    # Dmitri speaks of Tara's new manager: he names no one as her manager.
+    told = "Dmitri Kowalski: Oh, and Umar Castillo manages Tara Nakamura now."
+    assert not restated(manager, [told], named)
+    assert restated(manager, ["Dmitri Kowalski: Tara Nakamura reports to me."], named)
