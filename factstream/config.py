@@ -416,6 +416,26 @@ class EditorSettings(BaseSettings):
         description="A surname followed by another name word is a given name there and "
         "names no one by surname (Andrew Stephenson does not name Stuart Andrew).",
     )
+    retrieval_restated_drop: float = Field(
+        0.2,
+        ge=0.0,
+        le=2.0,
+        description="Taken off the score of a fact that a sentence of the document restates "
+        "(names its subject and every word of its object): the document reinforces it, a "
+        "document superseding it names another object (0: off).",
+    )
+    retrieval_title_lift: float = Field(
+        0.0,
+        ge=0.0,
+        le=2.0,
+        description="Added besides the subject lift to the score of facts whose subject the "
+        "document's title names (0: off).",
+    )
+    retrieval_restated_view: bool = Field(
+        True,
+        description="The restated drop only sorts the facts the editor shows again (they "
+        "stay the same facts); else it counts toward which facts it shows.",
+    )
     retrieval_floor_margin: float = Field(
         0.0,
         ge=0.0,

@@ -325,7 +325,7 @@ class Editor:
             return False
         doc = plan.document
         title = document_title(doc.title, doc.source)
-        return could_change(seen, doc.text, plan.vector, changed, self._retrieval, title)
+        return could_change(seen, doc.text, plan.queries, changed, self._retrieval, title)
 
     async def embed(self, texts: list[str]) -> list[Vector]:
         """The vectors of ``texts`` (facts an earlier document plans: agents/dependencies.py)."""
@@ -340,7 +340,8 @@ class Editor:
         doc = plan.document
         assert plan.vector is not None  # noqa: S101 - only plans that retrieved are probed
         base = self._commits[doc.namespace]
-        now = await retrieve(doc, self._ctx, {} if timings is None else timings, plan.vector)
+        vectors = plan.queries or [plan.vector]
+        now = await retrieve(doc, self._ctx, {} if timings is None else timings, vectors)
         return base, now
 
     async def redecide(

@@ -71,6 +71,8 @@ def retrieval_variants(editor: EditorSettings) -> list[Retrieval]:
         older_drop=0.0,
         subject_cap=0,
         floor_margin=0.0,
+        restated_drop=0.0,
+        title_lift=0.0,
     )
     return [
         best,
@@ -81,6 +83,21 @@ def retrieval_variants(editor: EditorSettings) -> list[Retrieval]:
         best.but("older facts drop 0.1", older_drop=0.1),
         best.but("no subject cap", subject_cap=0),
         best.but("no relation cue", relation_lift=0.0),
+        best.but("no drop for restated facts", restated_drop=0.0),
+        *(
+            best.but(f"restated facts drop {drop:g}", restated_drop=drop)
+            for drop in (0.1, 0.3)
+            if drop != best.restated_drop
+        ),
+        best.but(
+            "restated drop over the whole ranking"
+            if best.restated_view
+            else "restated drop sorts the editor's view only",
+            restated_view=not best.restated_view,
+        ),
+        best.but("title lift 0.1", title_lift=0.1)
+        if not best.title_lift
+        else best.but("no title lift", title_lift=0.0),
         best.but("no object lift", object_lift=0.0),
         best.but("object lift 0.3", object_lift=0.3),
         best.but("adaptive floor: margin 0.1", floor_margin=0.1),

@@ -44,7 +44,7 @@ from factstream.knowledge.grounding import Refusal, check_grounded
 from factstream.knowledge.names import document_title
 from factstream.knowledge.passages import passages
 from factstream.knowledge.persons import said_by, unresolved_person
-from factstream.knowledge.retrieval import Retrieval, Where, editor_candidates
+from factstream.knowledge.retrieval import Retrieval, Where, editor_candidates, query_vectors
 from factstream.lm.base import Usage
 from factstream.prompts.classify_facts import FALSE_LABELS, Label
 from factstream.prompts.models import DocumentView
@@ -182,8 +182,10 @@ class Extraction:
 class EditPlan:
     """A document's decisions, its edit batch, and what the LM spent on it.
 
-    ``vector`` (the document's embedding) and ``extraction`` are what a new decision on
-    other candidates may reuse; ``usage`` counts only the LM calls this plan made.
+    ``vector`` (the document's embedding), ``queries`` (its retrieval queries' vectors,
+    ``retrieval.query_vectors``: ``vector`` first) and ``extraction`` are what a new
+    decision on other candidates may reuse; ``usage`` counts only the LM calls this plan
+    made.
     """
 
     document: Document
@@ -194,6 +196,7 @@ class EditPlan:
     usage: dict[str, Usage] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
     vector: Vector | None = None
+    queries: list[Vector] = field(default_factory=list)
     extraction: Extraction | None = None
 
     def spend(self, task: str, usage: Usage) -> None:
@@ -226,16 +229,26 @@ def timed(timings: dict[str, float], stage: str) -> Iterator[None]:
         timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - started
 
 
+async def document_queries(doc: Document, ctx: EditContext, vector: Vector) -> list[Vector]:
+    """The vectors of ``doc``'s retrieval queries, its text's (``vector``) first."""
+    how = Retrieval.from_settings(ctx.settings)
+    title = document_title(doc.title, doc.source)
+    return await query_vectors(ctx.embedder, doc.text, how, known=[vector], title=title)
+
+
 async def retrieve(
-    doc: Document, ctx: EditContext, timings: dict[str, float], vector: Vector
+    doc: Document, ctx: EditContext, timings: dict[str, float], vectors: Sequence[Vector]
 ) -> list[SearchHit]:
-    """The facts ``doc`` may edit: its candidates in the knowledge base as it stands now."""
+    """The facts ``doc`` may edit: its candidates in the knowledge base as it stands now.
+
+    ``vectors``: its queries' (``document_queries``), or the first of them; the rest are
+    embedded here."""
     # Facts that still hold at the event time or later; ended ones are history.
     where = Where(doc.namespace, doc.timestamp, ValidInterval(doc.timestamp, None))
     how = Retrieval.from_settings(ctx.settings)
     title = document_title(doc.title, doc.source)
     return await editor_candidates(
-        ctx.store, ctx.embedder, where, doc.text, how, timings, vector=vector, title=title
+        ctx.store, ctx.embedder, where, doc.text, how, timings, vectors=vectors, title=title
     )
 
 
@@ -421,7 +434,8 @@ async def edit_document(
         return EditPlan(doc, [], [], planned, over_limit=False, timings=timings)
     plan = EditPlan(doc, [], [], [], over_limit=False, timings=timings)
     if reuse is not None:
-        plan.vector, plan.extraction = reuse.vector, reuse.extraction
+        plan.vector, plan.queries = reuse.vector, reuse.queries
+        plan.extraction = reuse.extraction
     await gather_or_cancel(
         _judge(plan, ctx, view, retrieved, gate), _extract(plan, ctx, view, gate)
     )
@@ -453,7 +467,10 @@ async def _judge(
                 if early is None:  # a batch call (embed() is the ask path's, for questions)
                     early = (await ctx.embedder.embed_batch([doc.text]))[0]
                 plan.vector = early
-        retrieved = await retrieve(doc, ctx, plan.timings, plan.vector)
+        if not plan.queries:
+            with timed(plan.timings, "embed"):  # the title's, the sentences' (if any)
+                plan.queries = await document_queries(doc, ctx, plan.vector)
+        retrieved = await retrieve(doc, ctx, plan.timings, plan.queries)
     plan.retrieved = retrieved
     if gate is not None:
         plan.retrieved = await gate.judge_on(plan)

@@ -32,9 +32,11 @@ from typing import Literal
 from factstream.config import EditorSettings
 from factstream.embed.base import Embedder
 from factstream.knowledge.names import document_names, leading_name, mentions
+from factstream.knowledge.rerank import Candidate, capped, older_facts, view_resorted
 from factstream.knowledge.statements import (
     named_in,
     predicate,
+    restated,
     speakers,
     statement_scores,
     statements,
@@ -50,6 +52,8 @@ __all__ = [
     "could_change",
     "editor_candidates",
     "pool_depth",
+    "query_texts",
+    "query_vectors",
     "ranked_candidates",
 ]
 
@@ -85,6 +89,9 @@ class Retrieval:
     statement_lift: float = 0.0  # x the best cosine of a fact's predicate with a sentence
     speaker_names: bool = False  # another speaker's full name names no one else by surname
     given_names: bool = False  # a surname followed by a name word is someone's given name
+    restated_drop: float = 0.0  # off a fact a sentence restates (its subject and object)
+    restated_view: bool = False  # the drop only sorts the editor's view again
+    title_lift: float = 0.0  # for facts whose subject the title names (besides subject_lift)
 
     @classmethod
     def from_settings(cls, editor: EditorSettings) -> Retrieval:
@@ -109,19 +116,14 @@ class Retrieval:
             statement_lift=editor.retrieval_statement_lift,
             speaker_names=editor.retrieval_speaker_names,
             given_names=editor.retrieval_given_names,
+            restated_drop=editor.retrieval_restated_drop,
+            restated_view=editor.retrieval_restated_view,
+            title_lift=editor.retrieval_title_lift,
         )
 
     def but(self, name: str, **changes: object) -> Retrieval:
         """A variant of this retrieval."""
         return replace(self, name=name, **changes)  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A ranked fact and whether it clears the floor (what the editor may see)."""
-
-    hit: SearchHit
-    passes: bool
 
 
 @dataclass(frozen=True)
@@ -157,6 +159,8 @@ def _lift(fact: Fact, texts: Sequence[str], how: Retrieval) -> float:
     named = fact.subject if how.structured and fact.subject else leading_name(fact.text)
     subject = any(_named(text, named, how) for text in texts)
     lift = how.subject_lift if subject else 0.0
+    if how.title_lift and len(texts) > 1 and _named(texts[1], named, how):
+        lift += how.title_lift  # the headline's subject is what the document is about
     if not how.structured:
         return lift
     # The object by its full name: its head ("Member" of "Member of ...") names nothing.
@@ -182,6 +186,31 @@ def _spelt(words: str | None, texts: Sequence[str], *, ignore_case: bool) -> boo
     )
 
 
+def query_texts(text: str, how: Retrieval, title: str | None = None) -> list[str]:
+    """A document's retrieval queries: its text first, then its title (``how.title``) and
+    its sentences (``how.sentences``); each finds facts by its own cosine."""
+    title = title if how.title and how.first_stage else None
+    if not how.first_stage:
+        return [text]
+    return [text, *([title] if title else []), *_sentences(text, how.sentences)]
+
+
+async def query_vectors(
+    embedder: Embedder,
+    text: str,
+    how: Retrieval,
+    *,
+    known: Sequence[Sequence[float]] = (),
+    title: str | None = None,
+) -> list[list[float]]:
+    """The vectors of ``query_texts``: ``known`` for the first ones (the document text's
+    embedding, computed ahead), the rest embedded in one call."""
+    queries = query_texts(text, how, title)
+    vectors = [list(v) for v in known[: len(queries)]]
+    rest = queries[len(vectors) :]
+    return vectors + (list(map(list, await embedder.embed_batch(rest))) if rest else [])
+
+
 async def ranked_candidates(
     store: FactStore,
     embedder: Embedder,
@@ -191,24 +220,22 @@ async def ranked_candidates(
     *,
     depth: int | None = None,
     timings: dict[str, float] | None = None,
-    vector: Sequence[float] | None = None,
+    vectors: Sequence[Sequence[float]] = (),
     title: str | None = None,
 ) -> list[Candidate]:
     """The first ``depth`` facts (``top_k`` if None) in the order the editor ranks them.
 
     Unlike :func:`editor_candidates`, facts below the floor are kept (marked), for the
     evaluation's recall at depths past what the editor sees. ``title``: the document's
-    title (``names.document_title``), a query of its own with ``how.title``.
+    title (``names.document_title``), a query of its own with ``how.title``. ``vectors``:
+    the first queries' vectors (``query_vectors``) when the caller has them.
     """
     depth = depth or how.top_k
     timings = timings if timings is not None else {}
     started = time.perf_counter()
+    queries = query_texts(text, how, title)
     title = title if how.title and how.first_stage else None
-    queries = [text, *([title] if title else []), *_sentences(text, how.sentences)]
-    if vector is None:
-        vectors = await embedder.embed_batch(queries)
-    else:
-        vectors = [list(vector), *(await embedder.embed_batch(queries[1:]) if queries[1:] else [])]
+    vectors = await query_vectors(embedder, text, how, known=vectors, title=title)
     embedded = time.perf_counter()
     timings["embed"] = timings.get("embed", 0.0) + embedded - started
     size = max(how.first_stage, depth)
@@ -242,7 +269,7 @@ async def ranked_candidates(
             entry = pool.setdefault(hit.fact.fact_id, _Pooled(hit, hit.similarity))
             entry.similarity = max(entry.similarity, hit.similarity)
             entry.fused += _RRF_K / (_RRF_K + rank)  # 1.0 for a first place
-    older = _older(pool) if how.older_drop else set()
+    older = older_facts(e.hit.fact for e in pool.values()) if how.older_drop else set()
     said = statements(texts, _STATEMENTS) if how.statement_lift else []
     matched = (
         await statement_scores(
@@ -267,6 +294,8 @@ async def ranked_candidates(
             "rrf": entry.fused / len(runs),
         }[how.rank]
         drop = how.older_drop if entry.hit.fact.fact_id in older else 0.0
+        if how.restated_drop and not how.restated_view and _restates(entry.hit.fact, texts, how):
+            drop += how.restated_drop
         said_lift = how.statement_lift * max(0.0, matched.get(entry.hit.fact.fact_id, 0.0))
         score = base + lift + said_lift - drop
         hit = replace(entry.hit, similarity=entry.similarity, score=score)
@@ -274,39 +303,17 @@ async def ranked_candidates(
         scored.append(Candidate(hit, passes))
     scored.sort(key=lambda c: (-c.hit.score, -c.hit.fact.first_seen.timestamp()))
     if how.subject_cap:
-        scored = _capped(scored, how.subject_cap)
+        scored = capped(scored, how.subject_cap)
+    if how.restated_drop and how.restated_view:
+        scored = view_resorted(
+            scored, how.top_k, lambda fact: how.restated_drop * _restates(fact, texts, how)
+        )
     timings["retrieve"] = timings.get("retrieve", 0.0) + time.perf_counter() - embedded
     return scored[:depth]
 
 
-def _older(pool: dict[str, _Pooled]) -> set[str]:
-    """Facts with a newer fact of the same subject and relation in ``pool``."""
-    newest: dict[tuple[str, str], datetime] = {}
-    for entry in pool.values():
-        fact = entry.hit.fact
-        if fact.subject and fact.relation:
-            key = (fact.subject, fact.relation)
-            newest[key] = max(newest.get(key, fact.first_seen), fact.first_seen)
-    return {
-        fact.fact_id
-        for fact in (entry.hit.fact for entry in pool.values())
-        if fact.subject
-        and fact.relation
-        and fact.first_seen < newest[(fact.subject, fact.relation)]
-    }
-
-
-def _capped(ranked: list[Candidate], cap: int) -> list[Candidate]:
-    """``ranked`` with each subject's facts past its ``cap`` first moved after the rest."""
-    seen: dict[str, int] = {}
-    within: list[Candidate] = []
-    past: list[Candidate] = []
-    for candidate in ranked:
-        subject = candidate.hit.fact.subject
-        if subject:
-            seen[subject] = seen.get(subject, 0) + 1
-        (past if subject and seen[subject] > cap else within).append(candidate)
-    return within + past
+def _restates(fact: Fact, texts: Sequence[str], how: Retrieval) -> bool:
+    return restated(fact, texts, lambda text, name: _named(text, name, how))
 
 
 async def editor_candidates(
@@ -317,17 +324,25 @@ async def editor_candidates(
     how: Retrieval,
     timings: dict[str, float] | None = None,
     *,
-    vector: Sequence[float] | None = None,
+    vectors: Sequence[Sequence[float]] = (),
     title: str | None = None,
 ) -> list[SearchHit]:
     """The facts the editor shows the LM for a document: at most ``top_k``, all past the floor.
 
-    ``vector``: the document text's embedding when the caller has it (not embedded again);
-    ``title``: its title (``names.document_title``).
+    ``vectors``: its first queries' vectors when the caller has them (``query_vectors``;
+    not embedded again); ``title``: its title (``names.document_title``).
     """
     depth = pool_depth(how)
     ranked = await ranked_candidates(
-        store, embedder, where, text, how, depth=depth, timings=timings, vector=vector, title=title
+        store,
+        embedder,
+        where,
+        text,
+        how,
+        depth=depth,
+        timings=timings,
+        vectors=vectors,
+        title=title,
     )
     return [c.hit for c in ranked if c.passes][: how.top_k]
 
@@ -340,14 +355,14 @@ def pool_depth(how: Retrieval) -> int:
 def could_change(
     seen: Sequence[SearchHit],
     text: str,
-    vector: Sequence[float],
+    vectors: Sequence[Sequence[float]],
     changed: Sequence[StoredFact],
     how: Retrieval,
     title: str | None = None,
 ) -> bool:
     """Whether facts just ``changed`` (new states, with their vectors) may change the
-    candidates ``seen`` of a document (its ``text``, ``title`` and ``vector``), without
-    retrieving.
+    candidates ``seen`` of a document (its ``text``, ``title`` and its queries' ``vectors``,
+    ``query_vectors``), without retrieving.
 
     A cheap test from the ranking's rules, for deciding when to retrieve again early
     (agents/speculation.py); it never decides what the editor shows the LM, which only a
@@ -356,11 +371,15 @@ def could_change(
     candidates (the newer fact wins a tie); one newer than a candidate of its subject and
     relation may drop it (``older_drop``); with a subject cap in play (a subject holding
     ``subject_cap`` candidates) any fact that clears the floor may. Ranks other than the
-    cosine's, and the adaptive floor, are not predicted: any change may change them.
+    cosine's, and the adaptive floor, are not predicted: any change may change them. A
+    fact's cosine is its best with any of the queries (the rank's); without every query's
+    vector it may be any, so any change may change them.
     """
     if not changed:
         return False
     if how.rank != "cosine" or not how.first_stage or how.floor_margin:
+        return True
+    if len(vectors) < len(query_texts(text, how, title)):
         return True
     texts = [text, title] if title and how.title else [text]
     ids = {hit.fact.fact_id for hit in seen}
@@ -378,7 +397,7 @@ def could_change(
             return True
         if how.older_drop and fact.relation and (fact.subject, fact.relation) in groups:
             return True
-        similarity = _cosine(vector, stored.vector)
+        similarity = max(_cosine(vector, stored.vector) for vector in vectors)
         lift = _lift(fact, texts, how)
         passes = similarity >= how.min_similarity or (how.named_pass and lift > 0)
         said = _said_bound(fact, texts, how)

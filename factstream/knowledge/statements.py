@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -29,12 +29,23 @@ from factstream.embed.base import Embedder
 from factstream.knowledge.names import aliases, document_names, mentions
 from factstream.topics.records import Fact
 
-__all__ = ["Statement", "named_in", "predicate", "speakers", "statement_scores", "statements"]
+__all__ = [
+    "Statement",
+    "named_in",
+    "predicate",
+    "restated",
+    "speakers",
+    "statement_scores",
+    "statements",
+]
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # A conversation line's speaker: a name, a colon, the turn ("Dmitri Kowalski: I moved").
 _SPEAKER = re.compile(r"^([^:\n]{2,80}):\s+(.*)$")
 _MIN_CHARS = 12  # shorter pieces ("Hi Ben!", "Wow.") state nothing
+_PIECE = re.compile(r"(?<=[.!?;])\s+|\n+")  # a sentence, a clause after ";", a line
+_WORD = re.compile(r"\w+")
+_GLUE = {"of", "the", "and", "for", "to", "in", "a", "an", "de", "da", "van", "von", "der", "du"}
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
 
 
@@ -168,3 +179,39 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     dot = sum(x * y for x, y in zip(a, b, strict=True))
     norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
     return dot / norm if norm else 0.0
+
+
+def restated(fact: Fact, texts: Sequence[str], named: Callable[[str, str], bool]) -> bool:
+    """Whether a sentence of ``texts`` (a document's text, its title) names ``fact``'s
+    subject (``named(sentence, subject)``) and every word of its object, in any order
+    ("New Jersey Senate President Nicholas Scutari" restates "Nicholas Scutari position
+    held President of New Jersey Senate"): the document says the fact again, which a
+    document superseding it would not (it names another object). A conversation line's
+    speaker belongs to its sentences in the first person only, as in ``statements``."""
+    if not fact.subject or not fact.object:
+        return False
+    wanted = _words(fact.object)
+    return bool(wanted) and any(
+        wanted <= _words(piece) and named(piece, fact.subject)
+        for text in texts
+        for piece in _pieces(text)
+    )
+
+
+@lru_cache(maxsize=4096)
+def _pieces(text: str) -> tuple[str, ...]:
+    """``text``'s sentences; in a conversation line, with its speaker only when the
+    sentence is in the first person ("Umar Castillo: Dmitri reports to me.")."""
+    found = []
+    for line in text.splitlines():
+        speaker, rest = _speaker(line.strip())
+        for piece in (p.strip() for p in _PIECE.split(rest)):
+            if piece:
+                who = speaker if speaker and _FIRST_PERSON.search(piece) else ""
+                found.append(f"{who}\n{piece}" if who else piece)
+    return tuple(found)
+
+
+@lru_cache(maxsize=16384)
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w for w in _WORD.findall(text.casefold()) if w not in _GLUE)

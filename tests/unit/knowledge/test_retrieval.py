@@ -12,9 +12,10 @@ from factstream.knowledge.retrieval import (
     Where,
     could_change,
     editor_candidates,
+    query_vectors,
     ranked_candidates,
 )
-from factstream.knowledge.statements import named_in, speakers, statements
+from factstream.knowledge.statements import named_in, restated, speakers, statements
 from factstream.store.base import StoredFact
 from factstream.store.memory import InMemoryFactStore
 from factstream.topics.records import Fact, HistoryEntry
@@ -216,11 +217,11 @@ async def test_a_new_fact_that_could_not_change_the_candidates_does_not() -> Non
         for n, text in enumerate(NEW, start=10):
             store, embedder = await _store(FACTS)
             vector = await embedder.embed(DOC)
-            seen = await editor_candidates(store, embedder, EVERY, DOC, how, vector=vector)
+            seen = await editor_candidates(store, embedder, EVERY, DOC, how, vectors=[vector])
             new = StoredFact(_fact(n, text), await embedder.embed(text))
             await store.upsert(NS, [new])
-            now = await editor_candidates(store, embedder, EVERY, DOC, how, vector=vector)
-            verdict = could_change(seen, DOC, vector, [new], how)
+            now = await editor_candidates(store, embedder, EVERY, DOC, how, vectors=[vector])
+            verdict = could_change(seen, DOC, [vector], [new], how)
             verdicts.append(verdict)
             if not verdict:
                 assert [h.fact.fact_id for h in now] == [h.fact.fact_id for h in seen]
@@ -233,11 +234,11 @@ async def test_a_changed_candidate_could_change_them_and_nothing_changed_cannot(
     store, embedder = await _store(FACTS)
     how = Retrieval.from_settings(EditorSettings(top_k=1, min_similarity=-1.0))
     vector = await embedder.embed(DOC)
-    seen = await editor_candidates(store, embedder, EVERY, DOC, how, vector=vector)
+    seen = await editor_candidates(store, embedder, EVERY, DOC, how, vectors=[vector])
     far = StoredFact(seen[0].fact, [0.0] * len(vector))  # even with a vector far from DOC
-    assert could_change(seen, DOC, vector, [far], how)
-    assert not could_change(seen, DOC, vector, [], how)
-    assert could_change(seen, DOC, vector, [far], how.but("hybrid", rank="hybrid"))
+    assert could_change(seen, DOC, [vector], [far], how)
+    assert not could_change(seen, DOC, [vector], [], how)
+    assert could_change(seen, DOC, [vector], [far], how.but("hybrid", rank="hybrid"))
 
 
 async def test_a_newer_fact_of_a_candidates_subject_and_relation_could_change_them() -> None:
@@ -247,12 +248,12 @@ async def test_a_newer_fact_of_a_candidates_subject_and_relation_could_change_th
     how = Retrieval.from_settings(EditorSettings(top_k=1, min_similarity=-1.0))
     text = "Wendy Morton, Minister for Europe, spoke."
     vector = await embedder.embed(text)
-    seen = await editor_candidates(store, embedder, EVERY, text, how, vector=vector)
+    seen = await editor_candidates(store, embedder, EVERY, text, how, vectors=[vector])
     assert [h.fact.fact_id for h in seen] == ["f1"]
     whip = _fact(9, "Bananas are yellow.", "Wendy Morton", "position held", "Chief Whip")
     far = StoredFact(whip, [0.0] * len(vector))  # far from the text, yet it drops f1
-    assert could_change(seen, text, vector, [far], how)
-    assert not could_change(seen, text, vector, [far], how.but("no drop", older_drop=0.0))
+    assert could_change(seen, text, [vector], [far], how)
+    assert not could_change(seen, text, [vector], [far], how.but("no drop", older_drop=0.0))
 
 
 CHAT = (
@@ -313,11 +314,11 @@ async def test_could_change_stays_sound_with_the_statement_lift() -> None:
         for new_fact in extra:
             store, embedder = await _store(PEOPLE)
             vector = await embedder.embed(CHAT)
-            seen = await editor_candidates(store, embedder, EVERY, CHAT, how, vector=vector)
+            seen = await editor_candidates(store, embedder, EVERY, CHAT, how, vectors=[vector])
             new = StoredFact(new_fact, await embedder.embed(new_fact.text))
             await store.upsert(NS, [new])
-            now = await editor_candidates(store, embedder, EVERY, CHAT, how, vector=vector)
-            verdict = could_change(seen, CHAT, vector, [new], how)
+            now = await editor_candidates(store, embedder, EVERY, CHAT, how, vectors=[vector])
+            verdict = could_change(seen, CHAT, [vector], [new], how)
             verdicts.append(verdict)
             if now != seen:
                 assert verdict, (top_k, floor, lift, new_fact.text)
@@ -349,3 +350,126 @@ def test_a_surname_before_another_name_word_is_a_given_name_there() -> None:
     assert named_in("Mr Andrew spoke, then Andrew left.", "Stuart Andrew", given=True)
     # A line's end is no name word: the speaker's own surname still names them.
     assert named_in("Kavya Kowalski\nMy home is Bergen.", "Kavya Kowalski", given=True)
+
+
+async def test_could_change_weighs_each_query_of_the_document() -> None:
+    # The title is a query of its own: a new fact alike to it, not to the text, enters the
+    # candidates by the title's cosine. could_change must weigh every query's cosine.
+    title = "Connolly Christie Hull"
+    entering = _fact(9, "Connolly Christie joins Hull on loan.")  # names no one it knows
+    base = Retrieval.from_settings(EditorSettings(top_k=2, min_similarity=0.4))
+    how = base.but("cosines only", subject_lift=0.0, object_lift=0.0, relation_lift=0.0)
+    store, embedder = await _store(CLUBS)
+    vectors = await query_vectors(embedder, HULL, how, title=title)
+    assert len(vectors) == 2  # the text's, the title's
+    seen = await editor_candidates(store, embedder, EVERY, HULL, how, vectors=vectors, title=title)
+    new = StoredFact(entering, await embedder.embed(entering.text))
+    doc_only = _cosine(vectors[0], new.vector)
+    assert doc_only < how.min_similarity <= _cosine(vectors[1], new.vector)
+    await store.upsert(NS, [new])
+    now = await editor_candidates(store, embedder, EVERY, HULL, how, vectors=vectors, title=title)
+    assert "f9" in [h.fact.fact_id for h in now] and now != seen
+    assert could_change(seen, HULL, vectors, [new], how, title)
+    # Without the title's vector it cannot tell, so it says it may.
+    assert could_change(seen, HULL, vectors[:1], [new], how, title)
+
+
+async def test_could_change_stays_sound_with_title_and_sentence_queries() -> None:
+    # Whenever could_change says no, retrieving again finds the same candidates.
+    title = "Connolly Christie Hull"
+    text = HULL + " Christie was sold by Swansea City in the summer transfer window."
+    extra = [
+        _fact(9, "Connolly Christie joins Hull on loan."),
+        _fact(10, "Swansea City sold a defender in the summer window.", "Swansea City"),
+        _fact(11, "Bananas are yellow.", "Bananas"),
+        _fact(12, "Oslo has a harbour.", "Oslo"),
+    ]
+    verdicts = []
+    for top_k, floor, sentences in [(1, 0.3, 0), (2, 0.4, 2), (3, 0.2, 4)]:
+        base = Retrieval.from_settings(EditorSettings(top_k=top_k, min_similarity=floor))
+        how = base.but("queries", sentences=sentences, older_drop=0.0)
+        for new_fact in extra:
+            store, embedder = await _store(CLUBS)
+            vectors = await query_vectors(embedder, text, how, title=title)
+            seen = await editor_candidates(
+                store, embedder, EVERY, text, how, vectors=vectors, title=title
+            )
+            new = StoredFact(new_fact, await embedder.embed(new_fact.text))
+            await store.upsert(NS, [new])
+            now = await editor_candidates(
+                store, embedder, EVERY, text, how, vectors=vectors, title=title
+            )
+            verdict = could_change(seen, text, vectors, [new], how, title)
+            verdicts.append(verdict)
+            if now != seen:
+                assert verdict, (top_k, floor, sentences, new_fact.text)
+    assert True in verdicts and False in verdicts  # both ways were tried
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))  # unit vectors (HashingEmbedder)
+
+
+SENATE = [
+    _fact(
+        1,
+        "Nicholas Scutari position held President of New Jersey Senate.",
+        "Nicholas Scutari",
+        "position held",
+        "President of New Jersey Senate",
+    ),
+    _fact(
+        2,
+        "Jon Bramnick position held Member of the New Jersey General Assembly.",
+        "Jon Bramnick",
+        "position held",
+        "Member of the New Jersey General Assembly",
+    ),
+    _fact(3, "Oslo is a city.", "Oslo"),
+]
+SENATOR = "New Jersey Senate President Nicholas Scutari thanked State Sen. Jon Bramnick."
+
+
+def test_a_sentence_naming_the_subject_and_every_word_of_the_object_restates_a_fact() -> None:
+    def named(text: str, name: str) -> bool:
+        return mentions(text, name)
+
+    scutari, bramnick, oslo = SENATE
+    assert restated(scutari, [SENATOR], named)  # the words in any order
+    assert not restated(bramnick, [SENATOR], named)  # another post: what supersedes it
+    assert not restated(oslo, [SENATOR], named)  # no object
+    # The subject and the object in different sentences: nothing restated.
+    apart = "Nicholas Scutari spoke. The New Jersey Senate President was late."
+    assert not restated(scutari, [apart], named)
+    assert restated(scutari, ["Nothing here.", "Scutari New Jersey Senate President"], named)
+
+
+async def test_the_restated_drop_sorts_the_view_again_and_keeps_its_facts() -> None:
+    store, embedder = await _store(SENATE)
+    base = Retrieval.from_settings(EditorSettings(top_k=2, min_similarity=-1.0)).but(
+        "base", object_lift=0.0, relation_lift=0.0, older_drop=0.0, subject_cap=0
+    )
+    off = await editor_candidates(store, embedder, EVERY, SENATOR, base.but("off", restated_drop=0))
+    assert [h.fact.fact_id for h in off] == ["f1", "f2"]  # the restated post is most alike
+    how = base.but("view", restated_drop=1.0, restated_view=True)
+    view = await editor_candidates(store, embedder, EVERY, SENATOR, how)
+    assert [h.fact.fact_id for h in view] == ["f2", "f1"]  # the same facts, f1 after
+    assert [h.score for h in view] == [h.score for h in reversed(off)]  # scores kept
+    # Over the whole ranking, the drop may push a restated fact out of the view.
+    whole = await ranked_candidates(
+        store, embedder, EVERY, SENATOR, how.but("whole", restated_view=False), depth=3
+    )
+    assert [c.hit.fact.fact_id for c in whole] == ["f2", "f3", "f1"]
+
+
+def test_a_speaker_restates_only_in_the_first_person() -> None:
+    def named(text: str, name: str) -> bool:
+        return mentions(text, name)
+
+    manager = _fact(
+        1, "Tara Nakamura manager Dmitri Kowalski.", "Tara Nakamura", "manager", "Dmitri Kowalski"
+    )
+    # Dmitri speaks of Tara's new manager: he names no one as her manager.
+    told = "Dmitri Kowalski: Oh, and Umar Castillo manages Tara Nakamura now."
+    assert not restated(manager, [told], named)
+    assert restated(manager, ["Dmitri Kowalski: Tara Nakamura reports to me."], named)
