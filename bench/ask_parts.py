@@ -23,11 +23,12 @@ import os
 import pstats
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from weaviate.classes.query import MetadataQuery
@@ -41,12 +42,33 @@ from factstream.config import load_settings
 from factstream.knowledge.query import AskRequest
 from factstream.knowledge.valid_time import question_valid_time
 from factstream.store import weaviate_store as ws
+from factstream.store.base import SearchHit
 
 __all__ = ["main"]
 
 _NAMESPACE = "ask"
 _WARM_UP = 10
 _PROFILED = 100
+
+
+@contextmanager
+def _as_before() -> Iterator[None]:
+    """The store as it searched before issue 26's fix (commit 499392b): top_k x overfetch
+    candidates for every search, and every candidate's record parsed."""
+    first, hits = ws._first_limit, ws._hits  # noqa: SLF001
+
+    def overfetched(top_k: int, overfetch: int, *_: object) -> int:
+        return min(top_k * overfetch, ws.MAX_RESULTS)
+
+    def every(*args: Any, **kw: Any) -> list[SearchHit]:
+        most = args[6] if len(args) > 6 else kw.pop("most", None)
+        return hits(*args[:6], **kw)[:most]
+
+    ws._first_limit, ws._hits = overfetched, every  # type: ignore[assignment]  # noqa: SLF001
+    try:
+        yield
+    finally:
+        ws._first_limit, ws._hits = first, hits  # noqa: SLF001
 
 
 async def _measure(clients: Any, settings: Any, asked: list[str]) -> dict[str, Any]:
@@ -89,6 +111,21 @@ async def _measure(clients: Any, settings: Any, asked: list[str]) -> dict[str, A
             timings_embed.append(timings["embed"])
             timings_search.append(timings["retrieve"])
 
+        async def before(t: str = text) -> None:
+            # The namespace listed while the question is embedded, as before the fix.
+            request = AskRequest(t, _NAMESPACE)
+            with _as_before():
+                await asyncio.gather(
+                    engine.require_namespace(_NAMESPACE),
+                    engine._search_facts(  # noqa: SLF001
+                        request,
+                        top_k,
+                        None,
+                        strip_time=engine._strip_time,  # noqa: SLF001
+                        planner=engine._planner,  # noqa: SLF001
+                    ),
+                )
+
         async def hits(t: str = text, v: list[float] = vector) -> float:
             got = await query(t, v)
             started = time.perf_counter()
@@ -111,6 +148,7 @@ async def _measure(clients: Any, settings: Any, asked: list[str]) -> dict[str, A
         overfetched = top_k * settings.store.search_overfetch
         parts: dict[str, Callable[[], Awaitable[object]]] = {
             "retrieve (the benchmark's path)": retrieve,
+            "retrieve as before the fix (499392b)": before,
             "embed the question": partial(embedder.embed, text),
             "namespace check (tenant listing)": store.namespaces,
             "store.search": search,
@@ -156,15 +194,18 @@ async def _profile(clients: Any, settings: Any, asked: list[str]) -> str:
     return out.getvalue()
 
 
-async def _run(facts: int, queries: int, out: Path, data: Path) -> Path:
+async def _run(facts: int, queries: int, out: Path, data: Path, keep: str | None) -> Path:
     base = load_settings()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    dep = Deployment(base, Path(tempfile.mkdtemp(prefix="ask-parts-")), stub=False)
+    env = {"FACTSTREAM_STORE_COLLECTION_PREFIX": keep} if keep else {}
+    dep = Deployment(base, Path(tempfile.mkdtemp(prefix="ask-parts-")), stub=False, **env)
     try:
         async with open_clients(dep.settings) as clients:
+            counts = await clients.store.count_facts(_NAMESPACE)
+            loaded = counts.true + counts.false if keep else 0
             pool = await _pool(clients, data, facts)
             started = time.perf_counter()
-            await _fill(clients, pool, 0, facts, lambda _n: None)
+            await _fill(clients, pool, min(loaded, facts), facts, lambda _n: None)
             load_s = time.perf_counter() - started
             settle_s = await wait_idle(_weaviate_pid(base))
             asked = (questions(data) * (1 + (queries + _WARM_UP) // 428))[: queries + _WARM_UP]
@@ -173,7 +214,8 @@ async def _run(facts: int, queries: int, out: Path, data: Path) -> Path:
             profile = await _profile(clients, dep.settings, asked[:_PROFILED])
             load_after = os.getloadavg()
     finally:
-        await dep.close()
+        if not keep:  # kept: the collections stay for the next run (no process, no topic)
+            await dep.close()
     result = {
         "timestamp": stamp,
         "facts": facts,
@@ -196,9 +238,13 @@ def main(
     queries: int = 200,
     out: Path = Path("bench/results"),
     data: Path = DEFAULT_DATA,
+    keep: Annotated[
+        str | None,
+        typer.Option(help="Collection prefix to fill up to --facts and keep (else a fresh one)."),
+    ] = None,
 ) -> None:
     """Fill, measure the parts, write the results file."""
-    print(f"results: {asyncio.run(_run(facts, queries, out, data))}")
+    print(f"results: {asyncio.run(_run(facts, queries, out, data, keep))}")
 
 
 if __name__ == "__main__":
