@@ -1,21 +1,24 @@
-"""Where a process's CPU went, from a py-spy raw profile (issue 26: the pipeline's CPU
-outside the model).
+"""Where a process's Python CPU went, from a py-spy raw profile (issue 26: the pipeline's
+CPU outside the model).
 
     py-spy record -r 100 -f raw -o RAW -- python -m bench --only throughput
     python -m bench.spy RAW [--out bench/results/STAMP-throughput-spy.json]
 
-py-spy samples only threads that run (its idle filter), so a sample is about 1/rate CPU
-seconds. Each sample goes to an owner: the embedding model when the stack runs the ONNX
-embedder's ``encode``, else the innermost frame of a third-party package (aiokafka,
-weaviate, grpc, pydantic, ...) or of ``factstream``, else the standard library's event
-loop and what it calls. Also counted per ``factstream`` module (innermost own frame) and
-per third-party function (innermost frame), the leading ones.
+py-spy's idle filter keeps threads blocked in native code: the ONNX model's ``Session.run``
+(which waits for a core as much as it computes) and idle pool threads. So only the main
+thread, the event loop, is read as CPU: a sample of it is 1/rate seconds, its epoll wait
+left out. Each goes to an owner, the innermost frame's top-level package that is not the
+standard library (``factstream``, ``bench``, ``aiokafka``, ``weaviate``, ``grpc``,
+``httpx`` ...), else the standard library (the event loop itself); also counted per
+``factstream`` module (innermost own frame) and per innermost function. Samples of the
+other threads are counted apart (the model's ``encode`` and the rest).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -23,14 +26,16 @@ import typer
 
 __all__ = ["owner", "summarise"]
 
-_FRAME = re.compile(r"^(?P<func>.*) \((?P<file>[^():]+):\d+\)$")
-_SITE = re.compile(r"site-packages/(?P<pkg>[A-Za-z0-9_]+)")
-_MODEL = "onnx_embedder.py"
+_FRAME = re.compile(r"^(?P<func>.*) \((?P<file>[^()]+):\d+\)$")
+_MAIN = "_run_module_as_main"
+_MODEL = "factstream/embed/onnx_embedder.py"
+_WAIT = ("select (selectors.py)", "EpollSelector.select (selectors.py)")
+_STDLIB = "stdlib (the event loop)"
 _TOP = 25
 
 
 def _frames(stack: str) -> list[tuple[str, str]]:
-    """(function, file) of each frame, outermost first; thread labels dropped."""
+    """(function, file) of each frame, outermost first."""
     found = []
     for part in stack.split(";"):
         match = _FRAME.match(part.strip())
@@ -40,56 +45,57 @@ def _frames(stack: str) -> list[tuple[str, str]]:
 
 
 def _package(file: str) -> str | None:
-    """The third-party package of ``file``, ``factstream`` for ours, else None (stdlib)."""
-    site = _SITE.search(file)
-    if site:
-        return site["pkg"]
-    if file.startswith("factstream/") or "/factstream/" in file:
-        return "factstream"
-    return None
+    """The top-level package of a py-spy file path (relative to sys.path); None: stdlib."""
+    top = file.split("/", 1)[0].removesuffix(".py")
+    if top.startswith("<") or top in sys.stdlib_module_names or file.startswith("/"):
+        return None
+    return top
 
 
 def owner(stack: str) -> str:
-    """The owner of one sample's stack (see the module docstring)."""
-    frames = _frames(stack)
-    if any(file.endswith(_MODEL) and func.endswith("encode") for func, file in frames):
-        return "embedding model"
-    for _func, file in reversed(frames):
+    """The owner of one main-thread sample (see the module docstring)."""
+    for func, file in reversed(_frames(stack)):
         package = _package(file)
         if package is not None:
             return package
-    return "stdlib (event loop, threads)"
+        if func.endswith("_run_once"):  # the event loop's own work, not its caller's
+            break
+    return _STDLIB
 
 
 def summarise(raw: str, rate: int) -> dict[str, object]:
-    """Samples and CPU seconds by owner, by own module and by third-party function."""
+    """The main thread's CPU seconds by owner, by own module and by innermost function;
+    the other threads' samples apart."""
     owners: Counter[str] = Counter()
     modules: Counter[str] = Counter()
     functions: Counter[str] = Counter()
+    other: Counter[str] = Counter()
     for line in raw.splitlines():
         stack, _, count_text = line.rpartition(" ")
-        if not stack or not count_text.isdigit():
+        frames = _frames(stack)
+        if not frames or not count_text.isdigit():
             continue
         count = int(count_text)
-        who = owner(stack)
-        owners[who] += count
-        frames = _frames(stack)
-        own = [file for _f, file in frames if _package(file) == "factstream"]
-        if own and who != "embedding model":
-            modules[own[-1].split("factstream/", 1)[-1]] += count
-        if frames and who not in ("embedding model", "factstream"):
-            func, file = frames[-1]
-            functions[f"{func} ({file.split('site-packages/', 1)[-1]})"] += count
-    total = sum(owners.values())
+        if frames[0][0] != _MAIN:
+            model = any(file == _MODEL and func.endswith("encode") for func, file in frames)
+            other["the model's encode" if model else "other threads"] += count
+            continue
+        func, file = frames[-1]
+        if f"{func} ({file})" in _WAIT:
+            other["main thread: epoll wait"] += count
+            continue
+        owners[owner(stack)] += count
+        own = [f for _f, f in frames if _package(f) == "factstream"]
+        if own:
+            modules[own[-1].removeprefix("factstream/")] += count
+        functions[f"{func} ({file})"] += count
     return {
         "rate_hz": rate,
-        "samples": total,
-        "cpu_s": round(total / rate, 1),
+        "main_thread_cpu_s": round(sum(owners.values()) / rate, 2),
         "by_owner_cpu_s": {k: round(v / rate, 2) for k, v in owners.most_common()},
         "by_own_module_cpu_s": {k: round(v / rate, 2) for k, v in modules.most_common(_TOP)},
-        "by_library_function_cpu_s": {
-            k: round(v / rate, 2) for k, v in functions.most_common(_TOP)
-        },
+        "by_function_cpu_s": {k: round(v / rate, 2) for k, v in functions.most_common(_TOP)},
+        "not_counted_samples": dict(other),
     }
 
 
