@@ -57,14 +57,14 @@ def _as_before() -> Iterator[None]:
     candidates for every search, and every candidate's record parsed."""
     first, hits = ws._first_limit, ws._hits  # noqa: SLF001
 
-    def overfetched(top_k: int, overfetch: int, *_: object) -> int:
+    def overfetched(top_k: int, overfetch: int, *_: object, **__: object) -> int:
         return min(top_k * overfetch, ws.MAX_RESULTS)
 
     def every(*args: Any, **kw: Any) -> list[SearchHit]:
         most = args[6] if len(args) > 6 else kw.pop("most", None)
         return hits(*args[:6], **kw)[:most]
 
-    ws._first_limit, ws._hits = overfetched, every  # type: ignore[assignment]  # noqa: SLF001
+    ws._first_limit, ws._hits = overfetched, every  # noqa: SLF001
     try:
         yield
     finally:

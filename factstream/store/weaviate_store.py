@@ -171,7 +171,8 @@ class WeaviateFactStore:
         server_filter = _and(server_filter, _entity_filter(entities))
         collection = self._facts.with_tenant(namespace)
         max_distance = _max_distance(min_similarity, alpha)
-        limit = _first_limit(top_k, self._overfetch, as_of, entities)
+        floored = max_distance is not None or min_similarity <= -1.0
+        limit = _first_limit(top_k, self._overfetch, as_of, entities, floored=floored)
         while True:
             objects = await self._objects(
                 self._facts,
@@ -636,18 +637,24 @@ def _max_distance(min_similarity: float, alpha: float) -> float | None:
 
 
 def _first_limit(
-    top_k: int, overfetch: int, as_of: datetime | None, entities: Sequence[str] | None
+    top_k: int,
+    overfetch: int,
+    as_of: datetime | None,
+    entities: Sequence[str] | None,
+    *,
+    floored: bool = True,
 ) -> int:
     """Candidates the first query of a search asks for.
 
     Facts true now (no ``as_of``, no entity filter) are filtered by Weaviate exactly
-    (``truth``, valid time, the distance cut), so ``top_k`` candidates give ``top_k`` hits
-    and more would only be sent, decoded and checked for nothing (issue 26: a third of a
-    search's client time at 100k facts). Facts as of a past time, or about entities, are
-    filtered by a superset: ``overfetch`` candidates per hit. Either way the search asks
-    again for more when too few pass the exact checks.
+    (``truth``, valid time, and the similarity floor when the distance cut carries it:
+    ``floored``), so ``top_k`` candidates give ``top_k`` hits and more would only be sent,
+    decoded and checked for nothing (issue 26: a third of a search's client time at 100k
+    facts). Facts as of a past time, about entities, or under a floor that only the exact
+    check applies (BM25 alone) are filtered by a superset: ``overfetch`` candidates per hit.
+    Either way the search asks again for more when too few pass the exact checks.
     """
-    exact = as_of is None and entities is None
+    exact = as_of is None and entities is None and floored
     return min(top_k if exact else top_k * overfetch, MAX_RESULTS)
 
 

@@ -89,3 +89,12 @@ async def test_too_few_passing_the_exact_check_asks_again_for_more(as_of: Any) -
     first = TOP_K if as_of is None else TOP_K * OVERFETCH
     assert candidates.limits[0] == first and len(candidates.limits) > 1
     assert candidates.limits == sorted(candidates.limits)
+
+
+async def test_a_floor_weaviate_does_not_apply_asks_for_overfetch_per_hit() -> None:
+    # BM25 alone (alpha 0) sends no distance cut: the floor is ours alone to check.
+    store, candidates = _store([_true(i) for i in range(20)])
+    hits = await store.search(
+        "desk-a", "q", [1.0, 0.0], as_of=None, top_k=TOP_K, min_similarity=0.5, alpha=0.0
+    )
+    assert len(hits) == TOP_K and candidates.limits == [TOP_K * OVERFETCH]
