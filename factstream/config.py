@@ -116,7 +116,8 @@ class StoreSettings(BaseSettings):
         3,
         ge=1,
         description="Search candidates fetched per wanted hit, before the exact true-at-T and "
-        "similarity checks drop some.",
+        "similarity checks drop some, in searches as of a past time or by entity (facts true "
+        "now are filtered exactly by Weaviate: one per hit).",
     )
 
 

@@ -8,12 +8,11 @@ the ERASE A.3 prompt. Modes, hops and the self-check are ``QueryEngine``'s.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from factstream.config import ApiSettings
 from factstream.embed.base import Embedder
@@ -218,22 +217,18 @@ class AnswerEngine:
         valid time (a search, as ``GET /v1/facts?q=`` is, rather than a question).
         """
         top_k = self.validate(request)
-        # The namespace check is a store round trip: made while the question is embedded.
-        _, retrieval = await asyncio.gather(
-            self.require_namespace(request.namespace),
-            search_facts(
-                self._store,
-                self._embedder,
-                request,
-                top_k=top_k,
-                min_similarity=self._settings.min_similarity,
-                alpha=self._alpha,
-                strip_time=self._strip_time,
-                valid_time=question_time or request.valid is not None,
-                timings=timings,
-                planner=self._planner if question_time else None,
-            ),
+        retrieval = await self._search_facts(
+            request,
+            top_k,
+            timings,
+            strip_time=self._strip_time,
+            valid_time=question_time or request.valid is not None,
+            planner=self._planner if question_time else None,
         )
+        # A hit proves the namespace has facts: the check (a store round trip, a tenant
+        # listing on Weaviate) is made only when the search found nothing.
+        if not retrieval.facts:
+            await self.require_namespace(request.namespace)
         return retrieval
 
     async def answer(
@@ -286,7 +281,17 @@ class AnswerEngine:
         """One retrieval at an already read valid time (``as_of``: else the request's)."""
         if as_of is not None:
             request = replace(request, as_of=as_of)
-        found = await search_facts(
+        return (await self._search_facts(request, top_k, timings, resolved=valid)).facts
+
+    async def _search_facts(
+        self,
+        request: AskRequest,
+        top_k: int,
+        timings: dict[str, float] | None,
+        **options: Any,
+    ) -> Retrieval:
+        """``search_facts`` on this engine's store and embedder, floor and alpha."""
+        return await search_facts(
             self._store,
             self._embedder,
             request,
@@ -294,6 +299,5 @@ class AnswerEngine:
             min_similarity=self._settings.min_similarity,
             alpha=self._alpha,
             timings=timings,
-            resolved=valid,
+            **options,
         )
-        return found.facts

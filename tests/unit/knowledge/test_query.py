@@ -97,6 +97,32 @@ async def test_unknown_namespace(engine: QueryEngine) -> None:
         await engine.ask(AskRequest("q", "elsewhere"))
 
 
+async def test_the_namespace_is_listed_only_when_the_search_finds_nothing(
+    engine: QueryEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 26: a hit proves the namespace exists, so a question that finds facts makes
+    no namespace round trip; one that finds none is still told a missing namespace."""
+    store = engine._store  # noqa: SLF001
+    listed: list[int] = []
+    listing = store.namespaces
+
+    async def counted() -> list[str]:
+        listed.append(1)
+        return await listing()
+
+    monkeypatch.setattr(store, "namespaces", counted)
+    assert [
+        f.fact.text for f in await engine.retrieve(AskRequest("Where does Lawler sit?", "desk"))
+    ]
+    assert listed == []
+    long_before = AskRequest("Where does Lawler sit?", "desk", T0 - timedelta(days=1))
+    assert await engine.retrieve(long_before) == []  # the namespace exists, nothing then
+    assert len(listed) == 1
+    with pytest.raises(NamespaceNotFound, match="'elsewhere' not found"):
+        await engine.retrieve(AskRequest("Where does Lawler sit?", "elsewhere"))
+    assert len(listed) == 2
+
+
 def test_key_from_headers() -> None:
     assert key_from_headers([("Authorization", b"Bearer k1")]) == "k1"
     assert key_from_headers({"authorization": b"bearer k2"}) == "k2"

@@ -1,0 +1,100 @@
+"""How many candidates the Weaviate store asks for and reads (issue 26): ``top_k`` where the
+server's filter is exact (facts true now), ``overfetch`` per hit where it is a superset
+(as of a past time), more when too few pass the exact checks, and no record parsed past
+the ``top_k``-th hit. On a stand-in for the client that answers from a list in order."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from factstream.config import StoreSettings
+from factstream.store.schema import collections_for
+from factstream.store.weaviate_store import WeaviateFactStore
+from tests.unit.store.builders import day, make_fact
+
+TOP_K, OVERFETCH = 3, 4
+
+
+class _Candidates:
+    """The collection's query interface: hybrid answers the first ``limit`` objects."""
+
+    def __init__(self, objects: list[Any]) -> None:
+        self.objects, self.limits = objects, list[int]()
+        self.query = self
+
+    def with_tenant(self, _namespace: str) -> _Candidates:
+        return self
+
+    def with_consistency_level(self, _level: object) -> _Candidates:
+        return self
+
+    async def hybrid(self, _text: str, **kw: Any) -> SimpleNamespace:
+        self.limits.append(kw["limit"])
+        return SimpleNamespace(objects=self.objects[: kw["limit"]])
+
+
+def _obj(record: object) -> SimpleNamespace:
+    return SimpleNamespace(
+        uuid="u",
+        vector={"default": [1.0, 0.0]},
+        properties={"record": record},
+        metadata=SimpleNamespace(score=1.0),
+    )
+
+
+def _store(objects: list[Any]) -> tuple[WeaviateFactStore, _Candidates]:
+    candidates = _Candidates(objects)
+    client = SimpleNamespace(collections=SimpleNamespace(use=lambda _name: candidates))
+    settings = StoreSettings(search_overfetch=OVERFETCH)
+    return WeaviateFactStore(client, collections_for("T"), settings, "url"), candidates  # type: ignore[arg-type]
+
+
+def _true(i: int) -> SimpleNamespace:
+    return _obj(make_fact(f"t{i}").to_bytes().decode())
+
+
+def _false(i: int) -> SimpleNamespace:
+    return _obj(make_fact(f"f{i}", changes=((0, True), (1, False))).to_bytes().decode())
+
+
+async def _search(store: WeaviateFactStore, as_of: Any = None) -> list[str]:
+    hits = await store.search(
+        "desk-a", "q", [1.0, 0.0], as_of=as_of, top_k=TOP_K, min_similarity=0.0, alpha=0.75
+    )
+    return [h.fact.fact_id for h in hits]
+
+
+async def test_facts_true_now_ask_for_top_k_and_parse_no_record_past_it() -> None:
+    # A record after the top_k-th hit is not read: this one would fail to parse.
+    store, candidates = _store([_true(0), _true(1), _true(2), _obj(None)])
+    assert await _search(store) == ["t0", "t1", "t2"]
+    assert candidates.limits == [TOP_K]
+
+
+async def test_facts_as_of_a_time_ask_for_overfetch_per_hit() -> None:
+    store, candidates = _store([_true(i) for i in range(20)])
+    assert await _search(store, as_of=day(5)) == ["t0", "t1", "t2"]
+    assert candidates.limits == [TOP_K * OVERFETCH]
+
+
+@pytest.mark.parametrize("as_of", [None, day(5)])
+async def test_too_few_passing_the_exact_check_asks_again_for_more(as_of: Any) -> None:
+    # False facts the server let through (a superset) are dropped here: ask again.
+    objects = [_false(i) for i in range(TOP_K * OVERFETCH)] + [_true(i) for i in range(5)]
+    store, candidates = _store(objects)
+    assert await _search(store, as_of) == ["t0", "t1", "t2"]
+    first = TOP_K if as_of is None else TOP_K * OVERFETCH
+    assert candidates.limits[0] == first and len(candidates.limits) > 1
+    assert candidates.limits == sorted(candidates.limits)
+
+
+async def test_a_floor_weaviate_does_not_apply_asks_for_overfetch_per_hit() -> None:
+    # BM25 alone (alpha 0) sends no distance cut: the floor is ours alone to check.
+    store, candidates = _store([_true(i) for i in range(20)])
+    hits = await store.search(
+        "desk-a", "q", [1.0, 0.0], as_of=None, top_k=TOP_K, min_similarity=0.5, alpha=0.0
+    )
+    assert len(hits) == TOP_K and candidates.limits == [TOP_K * OVERFETCH]
