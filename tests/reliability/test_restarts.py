@@ -173,13 +173,7 @@ async def test_a_batch_published_while_weaviate_is_down_is_applied_not_decided_a
         reinforce={"bridge is open"},
         delay={"[doc-2]": 4.0},
     )
-    # One document at a time: doc-2 is decided on the knowledge base doc-1 left, so its
-    # commit publishes without reading Weaviate and only the apply meets the outage. With a
-    # window (the default 4) doc-2 is read beside doc-1 and must read Weaviate again after
-    # doc-1's commit; that read fails first, nothing is published, and doc-2 is decided
-    # again once Weaviate is back (seen at W=4 in a full-size run: no guarantee broken, but
-    # not this test's case; the crash and outage tests cover the window).
-    stack = await stack_factory(decisions, FACTSTREAM_EDITOR_WINDOW="1", **weaviate.env)
+    stack = await stack_factory(decisions, **weaviate.env)
     worker = stack.start_worker()
     await stack.publish(
         [
