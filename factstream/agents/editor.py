@@ -90,11 +90,14 @@ class Decision:
         recovered: Its batch, found on the changelog (it skips the LM).
         base: Commits of its namespace counted when it began: if none came since, the
             knowledge base it retrieved from is the one its commit sees.
+        checked: Commits of its namespace counted when it found the document not applied
+            (None: not found so).
     """
 
     plan: EditPlan | None = None
     recovered: list[FactEdit] | None = None
     base: int = 0
+    checked: int | None = None
 
 
 class WindowGate(DecisionGate, Protocol):
@@ -180,9 +183,9 @@ class Editor:
             return Decision(base=base)
         batch = await recovered.take(doc.namespace, doc.id, record.appended_ms)
         if batch is not None:
-            return Decision(recovered=batch, base=base)
+            return Decision(recovered=batch, base=base, checked=base)
         plan = await edit_document(doc, self._ctx, gate=gate)
-        return Decision(plan, base=base if gate is None else gate.base)
+        return Decision(plan, base=base if gate is None else gate.base, checked=base)
 
     async def handle(
         self,
@@ -263,8 +266,9 @@ class Editor:
         recovered: RecoveredBatches,
         decision: Decision | None,
     ) -> Outcome:
-        store = self._clients.store
-        if await store.applied_batch(doc.namespace, doc.id) is not None:
+        if not self._unchanged_since(doc, decision) and (
+            await self._clients.store.applied_batch(doc.namespace, doc.id) is not None
+        ):
             return Outcome.DUPLICATE
         batch = decision.recovered if decision is not None else None
         if batch is None:
@@ -297,6 +301,13 @@ class Editor:
         for edit in edits:
             self.metrics.edits.labels(namespace=edit.namespace, op=edit.op.value).inc()
         return Outcome.APPLIED
+
+    def _unchanged_since(self, doc: Document, decision: Decision | None) -> bool:
+        """Whether ``decision`` found the document not applied and nothing was committed in
+        its namespace since: then it is not applied now either (a copy of it committed
+        meanwhile would have counted), and its commit need not read the store again, so an
+        outage that begins after the decision meets it only once its batch is published."""
+        return decision is not None and self._commits[doc.namespace] == decision.checked
 
     async def _confirmed(self, doc: Document, decision: Decision | None) -> EditPlan:
         """The plan serial processing makes: the early one if its candidates still stand."""

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from fixtures.decisions import Decisions
 
-from factstream.agents.editor import Editor, InputRecord, Outcome
+from factstream.agents.editor import Decision, Editor, InputRecord, Outcome
 from factstream.clients import Clients
 from factstream.config import Settings
 from factstream.embed.fake import HashingEmbedder
@@ -54,16 +55,20 @@ async def _nothing_yet(since_ms: int) -> AsyncIterator[FactEdit]:
         yield edit
 
 
-async def test_a_batch_whose_applying_failed_is_applied_on_retry_without_the_lm() -> None:
+def _editor(store: InMemoryFactStore) -> tuple[Editor, ScriptedLM, Changelog, RecoveredBatches]:
+    """An editor on ``store`` whose scripted LM extracts one fact from doc-1."""
     decisions = Decisions(extract={"[doc-1]": ["The ferry runs again."]})
 
     def reply(request: CompletionRequest) -> str:
         return decisions.answer(request.prompt, request.messages[-1].content)
 
-    lm, store, changelog = ScriptedLM([reply] * 10), StoreDownOnce(), Changelog()
-    settings = Settings()
+    lm, changelog, settings = ScriptedLM([reply] * 10), Changelog(), Settings()
     clients = Clients(Metrics.create(), store, HashingEmbedder(), lm, TaskRunner(lm))
     editor = Editor(clients, changelog, settings.editor, settings.worker)  # type: ignore[arg-type]
+    return editor, lm, changelog, RecoveredBatches(settings.kafka, _nothing_yet)
+
+
+def _record() -> InputRecord:
     document = Document(
         id="doc-1",
         namespace="desk",
@@ -71,14 +76,18 @@ async def test_a_batch_whose_applying_failed_is_applied_on_retry_without_the_lm(
         timestamp=datetime(2024, 3, 1, tzinfo=UTC),
         text="[doc-1] The ferry resumed service.",  # type: ignore[arg-type]
     )
-    record = InputRecord(
+    return InputRecord(
         key=b"desk",
         value=document.to_bytes(),
         source=InputRef(topic="factstream.documents", partition=0, offset=0),
         appended_ms=0,
     )
 
-    outcome = await editor.handle(record, RecoveredBatches(settings.kafka, _nothing_yet))
+
+async def test_a_batch_whose_applying_failed_is_applied_on_retry_without_the_lm() -> None:
+    store = StoreDownOnce()
+    editor, lm, changelog, recovered = _editor(store)
+    outcome = await editor.handle(_record(), recovered)
 
     assert store.failed and outcome is Outcome.RECOVERED
     assert len(lm.requests) == 1  # decided once: the retry applied the published batch
@@ -88,3 +97,51 @@ async def test_a_batch_whose_applying_failed_is_applied_on_retry_without_the_lm(
         ("The ferry runs again.", batch[0].edit_id)
     ]
     assert (await store.applied_batch("desk", "doc-1")) is not None
+
+
+class StoreDownAfterDecision(InMemoryFactStore):
+    """Up while a document is decided; then its next ``failures`` reads of applied
+    batches and writes fail as if Weaviate had gone away."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failures = 0
+
+    def _maybe_down(self) -> None:
+        if self.failures > 0:
+            self.failures -= 1
+            raise StoreUnavailable("http://weaviate", "connection refused")
+
+    async def applied_batch(self, namespace: str, document_id: str) -> Any:
+        self._maybe_down()
+        return await super().applied_batch(namespace, document_id)
+
+    async def upsert(self, namespace: str, facts: Sequence[StoredFact]) -> None:
+        self._maybe_down()
+        await super().upsert(namespace, facts)
+
+
+async def test_an_early_decision_is_published_though_the_store_went_down_after_it() -> None:
+    """Nothing was committed in its namespace since the document was decided (and found
+    not applied): its commit publishes without reading the store again, so an outage that
+    begins after the decision cannot send it to the LM again (issue 25's restart test)."""
+    store = StoreDownAfterDecision()
+    editor, lm, changelog, recovered = _editor(store)
+    record = _record()
+
+    decision = await editor.decide(record, recovered)
+    calls = len(lm.requests)
+    store.failures = 2  # Weaviate goes away once the LM has decided
+
+    async def decided() -> Decision:
+        return decision
+
+    outcome = await editor.handle(record, recovered, decided())
+
+    assert store.failures == 0 and outcome is Outcome.RECOVERED
+    assert len(lm.requests) == calls  # never decided again: its batch was on the changelog
+    [batch] = changelog.batches
+    facts = (await store.list_facts("desk")).facts
+    assert [(f.text, f.history[0].edit_id) for f in facts] == [
+        ("The ferry runs again.", batch[0].edit_id)
+    ]
