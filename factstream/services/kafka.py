@@ -203,9 +203,21 @@ class KafkaService(LocalService):
 
 
 def new_cluster_id(seed: str | None = None) -> str:
-    """A KRaft cluster id: random, or derived from ``seed`` (the same for every node)."""
-    raw = hashlib.sha256(seed.encode()).digest()[:16] if seed else uuid.uuid4().bytes
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    """A KRaft cluster id: random, or derived from ``seed`` (the same for every node).
+
+    Never one that begins with "-": the storage tool's argument parser would read it as an
+    option ("argument --cluster-id/-t: expected one argument"), so, as Kafka's own
+    ``Uuid.randomUuid`` does, such an id is drawn again (a seed is hashed again).
+    """
+    while True:
+        if seed:
+            raw = hashlib.sha256(seed.encode()).digest()[:16]
+            seed += "'"
+        else:
+            raw = uuid.uuid4().bytes
+        cluster_id = base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 async def kafka_answers_metadata(bootstrap_servers: str, timeout_ms: int = 3000) -> bool:
