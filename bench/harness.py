@@ -20,6 +20,7 @@ import orjson
 from aiokafka import AIOKafkaProducer
 
 from factstream.config import Settings
+from factstream.placement.map import Placement
 from factstream.services.process import free_port, stop_children, wait_until
 from factstream.store.weaviate_store import drop_collections
 from factstream.streams.admin import delete_topics, ensure_topics
@@ -86,7 +87,8 @@ class Deployment:
         await ensure_topics(self.settings.kafka, self.settings.worker)
 
     async def publish(self, docs: Sequence[Document]) -> None:
-        """Documents on this deployment's documents topic, keyed by namespace.
+        """Documents on this deployment's documents topic, keyed by namespace, placed by
+        the deployment's placement map (``FACTSTREAM_KAFKA_PLACEMENT_FILE``) if it has one.
 
         A plain (not transactional) producer, as most publishers are: a transaction's commit
         marker takes an offset of its own, which committed offsets never reach, so lag
@@ -95,13 +97,17 @@ class Deployment:
         producer = AIOKafkaProducer(
             bootstrap_servers=self.settings.kafka.bootstrap_servers, linger_ms=5
         )
+        placement = Placement.load(self.settings.kafka.placement_file)
         await producer.start()
         try:
             topic = self.topic(TopicName.DOCUMENTS)
-            sent = [
-                await producer.send(topic, doc.to_bytes(), key=doc.namespace.encode())
-                for doc in docs
-            ]
+            sent = []
+            for doc in docs:
+                key = doc.namespace.encode()
+                partition = await placement.for_send(producer, topic, key)
+                sent.append(
+                    await producer.send(topic, doc.to_bytes(), key=key, partition=partition)
+                )
             await producer.flush()
             for future in sent:
                 await future

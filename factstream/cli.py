@@ -2,7 +2,8 @@
 
 Each subsystem keeps its commands beside it (``services/commands.py``, ``ops/commands.py``,
 ``agents/commands.py``, ``eval/commands.py``, ``api/commands.py``, ``feeds/commands.py``,
-``world/commands.py``, ``consumer/commands.py``, ``mirror/commands.py``);
+``world/commands.py``, ``consumer/commands.py``, ``mirror/commands.py``,
+``placement/commands.py``);
 a FactstreamError from any of them ends here as ``error: <message>`` and exit code 1.
 """
 
@@ -22,6 +23,7 @@ from factstream.eval.commands import eval_app
 from factstream.feeds.commands import feeds_app
 from factstream.mirror.commands import mirror_app
 from factstream.ops.commands import ops_app
+from factstream.placement.commands import placement_app
 from factstream.services.commands import services_app
 from factstream.world.commands import world_app
 
@@ -53,6 +55,7 @@ app.add_typer(feeds_app, name="feeds")
 app.add_typer(world_app, name="world")
 app.add_typer(changelog_app, name="changelog")
 app.add_typer(mirror_app, name="mirror")
+app.add_typer(placement_app, name="placement")
 
 
 def main() -> None:

@@ -63,6 +63,13 @@ class KafkaSettings(BaseSettings):
 
     bootstrap_servers: str = Field("127.0.0.1:9092", description="Kafka bootstrap servers.")
     topic_prefix: str = Field("", description="Prefix put before every topic name.")
+    placement_file: Path | None = Field(
+        None,
+        description="Namespace placement map (JSON, written by `factstream placement plan`): "
+        "every factstream publisher sends a mapped namespace's documents to its partition; "
+        "unmapped namespaces are hashed by key. Change it only as docs/operations.md "
+        "(Namespace placement) says.",
+    )
 
     @property
     def first_host_port(self) -> tuple[str, int]:

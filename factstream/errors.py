@@ -27,6 +27,7 @@ FactstreamError
 │   ├── FeedFetchError *         a feed could not be fetched (its kind: 429, 5xx, too large ...)
 │   └── FeedParseError *         the body is not an RSS or Atom feed
 ├── WorkerGone *                 the worker exited while documents still waited to be edited in
+├── PlacementError *             the placement map cannot be read or does not fit the topic
 ├── AccessError                  API keys and the namespaces they may use
 │   ├── Unauthenticated          no API key, or one that is not configured
 │   └── Forbidden                the key may not read (or publish to) this namespace

@@ -6,7 +6,8 @@ a partition twice, and a worker that lost a partition leaves no stale value behi
 
 Facts are counted from the store, so the gauge is right after a restart and after a rebuild:
 on assignment for every namespace whose partition the worker gained (namespaces are keys of
-the documents topic, placed by Kafka's default murmur2 partitioner), and after every batch
+the documents topic, placed by the placement map, else by Kafka's default murmur2
+partitioner: factstream.placement.map), and after every batch
 the worker applies, for that batch's namespace.
 """
 
@@ -15,9 +16,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection, Mapping
 
-from aiokafka.partitioner import murmur2
-
 from factstream.metrics import WorkerMetrics
+from factstream.placement.map import Placement, partition_of
 from factstream.store.base import FactStore
 
 __all__ = ["PartitionGauges", "partition_of"]
@@ -25,17 +25,14 @@ __all__ = ["PartitionGauges", "partition_of"]
 log = logging.getLogger(__name__)
 
 
-def partition_of(namespace: str, partitions: int) -> int:
-    """The partition Kafka's default partitioner (murmur2, as aiokafka and Java) gives a key."""
-    hashed: int = murmur2(namespace.encode())
-    return (hashed & 0x7FFFFFFF) % partitions
-
-
 class PartitionGauges:
     """Lag per documents partition and facts per namespace, for the partitions owned here."""
 
-    def __init__(self, metrics: WorkerMetrics, documents_topic: str) -> None:
+    def __init__(
+        self, metrics: WorkerMetrics, documents_topic: str, placement: Placement | None = None
+    ) -> None:
         self._metrics, self._topic = metrics, documents_topic
+        self._placement = placement or Placement()
         self._owned: set[int] = set()
         self._processed: dict[int, int] = {}  # partition -> last processed offset
         self._namespaces: dict[str, int] = {}  # exported namespace -> its partition
@@ -84,7 +81,7 @@ class PartitionGauges:
         """Count the facts of every namespace placed in ``partitions`` (of ``total``)."""
         wanted = set(partitions)
         for namespace in await store.namespaces():
-            partition = partition_of(namespace, total)
+            partition = self._placement.partition(namespace, total)
             if partition in wanted:
                 await self.count(store, namespace, partition)
 

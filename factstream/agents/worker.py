@@ -22,6 +22,7 @@ from factstream.agents.window import Window
 from factstream.clients import Clients, open_clients
 from factstream.concurrency import backoff_delay
 from factstream.config import Settings
+from factstream.placement.map import Placement
 from factstream.streams.admin import ensure_topics, topic_partitions
 from factstream.streams.app import create_app, documents_topic
 from factstream.streams.changelog import ChangelogPublisher
@@ -73,6 +74,7 @@ class Runtime:
                 self._gauges = PartitionGauges(
                     self._clients.metrics.worker,
                     topic_name(TopicName.DOCUMENTS, self.settings.kafka.topic_prefix),
+                    Placement.load(self.settings.kafka.placement_file),
                 )
                 self._gauges.assign(self._assigned_early)
                 self._serve_metrics(self._clients)

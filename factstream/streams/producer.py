@@ -9,6 +9,7 @@ from typing import Any
 from aiokafka import AIOKafkaProducer
 
 from factstream.config import KafkaSettings
+from factstream.placement.map import Placement
 from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import Record
 
@@ -25,10 +26,14 @@ class TransactionalProducer:
         client_id: the Kafka client id.
         transactional_id: fixed to fence a predecessor, or unique per process to never
             wait on one; the caller decides.
+
+    Documents go to the partition the namespace placement map gives their namespace
+    (``FACTSTREAM_KAFKA_PLACEMENT_FILE``, read here once), others by their key's hash.
     """
 
     def __init__(self, kafka: KafkaSettings, client_id: str, transactional_id: str) -> None:
         self._prefix = kafka.topic_prefix
+        self._placement = Placement.load(kafka.placement_file)  # before any connection
         self.producer = AIOKafkaProducer(
             bootstrap_servers=kafka.bootstrap_servers,
             client_id=client_id,
@@ -54,4 +59,8 @@ class TransactionalProducer:
         """All ``records`` in one transaction, in order."""
         async with self._lock, self.producer.transaction():
             for name, key, record in records:
-                await self.producer.send(topic_name(name, self._prefix), record.to_bytes(), key=key)
+                topic = topic_name(name, self._prefix)
+                partition = None
+                if name is TopicName.DOCUMENTS:
+                    partition = await self._placement.for_send(self.producer, topic, key)
+                await self.producer.send(topic, record.to_bytes(), key=key, partition=partition)

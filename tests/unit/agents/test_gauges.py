@@ -8,6 +8,7 @@ from unit.store.builders import make_fact, stored
 
 from factstream.agents.gauges import PartitionGauges, partition_of
 from factstream.metrics import Metrics
+from factstream.placement.map import Placement
 from factstream.store.memory import InMemoryFactStore
 
 TOPIC = "factstream.documents"
@@ -79,3 +80,19 @@ def test_lag_follows_processing_and_the_broker_and_goes_with_the_partition() -> 
     gauges.revoke({0})
     gauges.refresh_lag({0: 40})
     assert _samples(metrics.registry, "factstream_consumer_lag") == {}
+
+
+async def test_a_mapped_namespace_is_counted_with_its_mapped_partition() -> None:
+    metrics = Metrics.create()
+    moved = _namespaces_in(2, 4, 1)[0]  # hashed to 2, mapped to 1
+    gauges = PartitionGauges(metrics.worker, TOPIC, Placement({moved: 1}, 4))
+    store = InMemoryFactStore()
+    await store.upsert(moved, [stored(make_fact("f1", namespace=moved))])
+    gauges.assign({1})
+    await gauges.count_partitions(store, {1}, 4)
+    assert _samples(metrics.registry, "factstream_facts") == {
+        (moved, "true"): 1,
+        (moved, "false"): 0,
+    }
+    gauges.revoke({1})
+    assert _samples(metrics.registry, "factstream_facts") == {}

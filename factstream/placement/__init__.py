@@ -1,0 +1,1 @@
+"""Namespace placement: the map every publisher applies, and its planner (issue 25)."""
