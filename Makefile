@@ -104,7 +104,7 @@ bench-busy: provision
 
 # 240 CLARK-News documents, 96 namespaces, 12 partitions, window 4; 1, 2, 3 workers (issue 25).
 bench-scale: provision
-	$(BIN)/python -m bench.scale --docs 240 --lm-latency 500
+	$(BIN)/python -m bench.scale --docs 240 --lm-latency 500 --placement planned
 
 down: setup
 	$(BIN)/factstream services down

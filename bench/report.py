@@ -344,8 +344,12 @@ def _scale(r: dict[str, Any]) -> Iterator[Row]:
         name += f", {r['namespaces']} namespaces, window {r['editor_window']}"
         if r.get("placement") == "balanced":
             name += ", namespaces placed evenly"
+        placed = r.get("placement") == "planned"
+        if placed:
+            name += ", placement map planned"
         spread = " / ".join(str(d) for d in r["documents_per_partition"])
-        yield name, "timed documents per partition (by namespace key)", spread, "", ""
+        how = "placement map" if placed else "namespace key"
+        yield name, f"timed documents per partition (by {how})", spread, "", ""
     for n, f in r["runs"].items():
         if "per_worker" in f:
             yield from _scale_run(name, n, f)

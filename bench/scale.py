@@ -10,6 +10,12 @@ with a fixed latency per call and no limit of its own. Each worker may have
 documents ready than LM slots: its LM share is its bottleneck, which adding workers
 multiplies.
 
+``--placement``: ``hashed`` (namespaces go where their key hashes, as with no placement
+map), or ``planned``: the product's namespace placement map, as ``factstream placement
+plan`` proposes it for the stream's volume, written to a file that the publisher and the
+workers read (``FACTSTREAM_KAFKA_PLACEMENT_FILE``): what an operator of a multi-worker
+deployment runs with.
+
 Per N, on a fresh deployment: the N workers start, each with /metrics on a port of its
 own. Warm-up, excluded alike from every run: rounds of one document per namespace (the
 first of each, under another id) until every worker has handled one (models loaded,
@@ -27,7 +33,8 @@ of each process and of the whole machine (2 cores shared with other sessions). S
 efficiency of N workers: docs/s(N) / (N x docs/s(1)); per added worker: (docs/s(N) -
 docs/s(N-1)) / docs/s(1). Goal (issue 25): at least 0.8 per added worker.
 
-    python -m bench.scale --docs 240 --lm-latency 500       # make bench-scale
+    python -m bench.scale --docs 240 --lm-latency 500 --placement planned   # make bench-scale
+    python -m bench.scale --docs 240 --lm-latency 500 --placement hashed
 """
 
 from __future__ import annotations
@@ -48,9 +55,9 @@ from bench.measure import CpuMeter, child_pids
 from bench.report import RESULTS, new_report, write
 from bench.scale_probe import (
     WorkerSnap,
-    balanced,
     bound,
     generations,
+    planned,
     rebalances,
     snap,
     spread,
@@ -58,6 +65,7 @@ from bench.scale_probe import (
 )
 from bench.throughput import service_pids
 from factstream.config import Settings, load_settings
+from factstream.placement.map import Placement
 from factstream.services import manager
 from factstream.services.process import free_ports
 from factstream.topics.records import Document
@@ -92,8 +100,10 @@ class Shape:
         self.lm_concurrency, self.latency_ms = lm_concurrency, latency_ms
         self.placement = placement
 
-    def env(self) -> dict[str, str]:
+    def env(self, placement_file: Path | None = None) -> dict[str, str]:
+        placed = {"FACTSTREAM_KAFKA_PLACEMENT_FILE": str(placement_file)} if placement_file else {}
         return {
+            **placed,
             "FACTSTREAM_WORKER_PARTITIONS": str(self.partitions),
             "FACTSTREAM_LM_MAX_CONCURRENCY": str(self.lm_concurrency),
             "FACTSTREAM_EDITOR_WINDOW": str(self.window),
@@ -196,9 +206,15 @@ def _pids(dep: Deployment) -> dict[str, int]:
 
 
 async def _one(
-    base: Settings, workdir: Path, workers: int, docs: list[Document], rules: Any, shape: Shape
+    base: Settings,
+    workdir: Path,
+    workers: int,
+    docs: list[Document],
+    rules: Any,
+    shape: Shape,
+    placement_file: Path | None,
 ) -> dict[str, Any]:
-    dep = Deployment(base, workdir / f"scale-{workers}", stub=True, **shape.env())
+    dep = Deployment(base, workdir / f"scale-{workers}", stub=True, **shape.env(placement_file))
     ports = free_ports(workers)
     try:
         dep.start_stub(rules, shape.latency_ms)
@@ -263,9 +279,11 @@ async def run(
     clark = load(data)
     names = [f"scale-{i}" for i in range(shape.namespaces)]
     rules, stream = stub_rules(clark), stream_documents(clark, docs, names)
-    if shape.placement == "balanced":
-        stream = balanced(stream, shape.partitions)
-    runs = {n: await _one(base, workdir, n, stream, rules, shape) for n in workers}
+    placement, placement_file = Placement(), None
+    if shape.placement == "planned":
+        placement, placement_file = planned(stream, shape.partitions), workdir / "placement.json"
+        placement.save(placement_file)
+    runs = {n: await _one(base, workdir, n, stream, rules, shape, placement_file) for n in workers}
     rates = {n: r["docs_per_s"] for n, r in runs.items()}
     scaling = efficiency(rates) if 1 in rates else {}
     if 1 in rates:
@@ -275,7 +293,8 @@ async def run(
     return {
         "documents": docs,
         **shape.as_dict(),
-        "documents_per_partition": spread(stream, shape.partitions),
+        "documents_per_partition": spread(stream, shape.partitions, placement),
+        "documents_per_partition_hashed": spread(stream, shape.partitions),
         "runs": {str(n): r for n, r in runs.items()},
         "efficiency": scaling,
         "goal_per_added_worker": GOAL_PER_WORKER,
@@ -295,8 +314,9 @@ def cli(
     placement: Annotated[
         str,
         typer.Option(
-            help="hashed: namespaces by name (as publishers key them); balanced: renamed so "
-            "whole namespaces spread evenly over the partitions (a diagnostic)."
+            help="hashed: namespaces by their key's hash; planned: the placement map "
+            "`factstream placement plan` proposes for the stream's volume "
+            "(FACTSTREAM_KAFKA_PLACEMENT_FILE of the publisher and the workers)."
         ),
     ] = "hashed",
     workers: Annotated[list[int] | None, typer.Option(help="Worker counts (1 2 3).")] = None,
@@ -304,8 +324,8 @@ def cli(
     data: Annotated[Path, typer.Option(help="CLARK-News folder.")] = DEFAULT_DATA,
 ) -> None:
     """Documents/s with 1, 2 and 3 workers; writes bench/results/<timestamp>.json."""
-    if placement not in ("hashed", "balanced"):
-        raise typer.BadParameter(f"placement {placement!r}: hashed or balanced")
+    if placement not in ("hashed", "planned"):
+        raise typer.BadParameter(f"placement {placement!r}: hashed or planned")
     logging.basicConfig(level=logging.WARNING)
     settings = load_settings()
     manager.up(settings, ["kafka", "weaviate"])

@@ -5,7 +5,8 @@ Per worker, from its /metrics: documents handled, LM calls, the seconds its LM c
 editing stage, and the documents partitions it processed (``factstream_consumer_lag`` has a
 sample per partition processed since it was assigned, removed when it is revoked). From
 the workers' logs: the consumer group generations joined (one per completed rebalance).
-From the documents' keys: how they spread over the partitions (the producers' murmur2).
+From the documents' keys: how they spread over the partitions (the deployment's placement
+map, else the producers' murmur2), and the placement map the planner proposes for them.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from typing import Any
 import httpx
 
 from bench.scrape import scrape
-from factstream.agents.gauges import partition_of
+from factstream.placement.map import Placement
+from factstream.placement.planner import plan
 from factstream.topics.records import Document
 
 __all__ = [
     "WorkerSnap",
-    "balanced",
+    "planned",
     "bound",
     "generations",
     "rebalances",
@@ -79,25 +81,20 @@ def rebalances(joined: list[list[int]]) -> int:
     return len({g for gs in joined for g in gs})
 
 
-def spread(docs: Sequence[Document], partitions: int) -> list[int]:
-    """Documents per partition, keyed by namespace as the publishers key them."""
-    counts = Counter(partition_of(d.namespace, partitions) for d in docs)
+def spread(
+    docs: Sequence[Document], partitions: int, placement: Placement | None = None
+) -> list[int]:
+    """Documents per partition, placed as the publishers place them (``placement``, else
+    hashed by namespace)."""
+    where = placement or Placement()
+    counts = Counter(where.partition(d.namespace, partitions) for d in docs)
     return [counts.get(p, 0) for p in range(partitions)]
 
 
-def balanced(docs: Sequence[Document], partitions: int) -> list[Document]:
-    """The same documents, each namespace renamed so the namespaces, busiest first, land on
-    the partition with the fewest documents so far: the documents spread as evenly over
-    the partitions as whole namespaces allow (a diagnostic: what hashing costs)."""
-    sizes = Counter(d.namespace for d in docs)
-    load, renamed, candidate = [0] * partitions, {}, 0
-    for namespace, size in sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0])):
-        target = min(range(partitions), key=lambda p: (load[p], p))
-        while partition_of(name := f"even-{candidate}", partitions) != target:
-            candidate += 1
-        candidate += 1
-        renamed[namespace], load[target] = name, load[target] + size
-    return [d.model_copy(update={"namespace": renamed[d.namespace]}) for d in docs]
+def planned(docs: Sequence[Document], partitions: int) -> Placement:
+    """The map ``factstream placement plan`` proposes for these documents' volume (nothing
+    placed yet): what an operator of the deployment would write before they go live."""
+    return plan(Counter(d.namespace for d in docs), partitions).placement
 
 
 def worker_figures(

@@ -7,13 +7,14 @@ from pathlib import Path
 
 from bench.scale_probe import (
     WorkerSnap,
-    balanced,
     bound,
     generations,
+    planned,
     rebalances,
     spread,
     worker_figures,
 )
+from factstream.placement.map import partition_of
 from factstream.topics.records import Document
 
 _T = datetime(2026, 1, 1, tzinfo=UTC)
@@ -49,12 +50,14 @@ def test_rebalances_count_the_generations_any_worker_joined(tmp_path: Path) -> N
     assert rebalances(joined) == 2
 
 
-def test_balanced_placement_spreads_whole_namespaces_evenly() -> None:
+def test_the_planned_map_spreads_whole_namespaces_evenly() -> None:
     docs = [
         Document(id=f"d{i}", namespace=ns, kind="article", timestamp=_T, text="x")
         for i, ns in enumerate(["a"] * 4 + ["b"] * 2 + ["c"] * 2 + ["d"] * 1 + ["e"] * 1)
     ]
-    placed = balanced(docs, 2)
-    assert spread(placed, 2) == [5, 5]
-    groups = {d.namespace: [x.id for x in placed if x.namespace == d.namespace] for d in placed}
-    assert sorted(len(g) for g in groups.values()) == [1, 1, 2, 2, 4]  # namespaces kept whole
+    placement = planned(docs, 2)
+    assert set(placement.namespaces) == {"a", "b", "c", "d", "e"}  # namespaces kept whole
+    assert spread(docs, 2, placement) == [5, 5]
+    assert spread(docs, 2) == [
+        sum(1 for d in docs if partition_of(d.namespace, 2) == p) for p in (0, 1)
+    ]
