@@ -350,6 +350,9 @@ def _scale(r: dict[str, Any]) -> Iterator[Row]:
         spread = " / ".join(str(d) for d in r["documents_per_partition"])
         how = "placement map" if placed else "namespace key"
         yield name, f"timed documents per partition (by {how})", spread, "", ""
+        if placed and (hashed := r.get("documents_per_partition_hashed")):
+            spread = " / ".join(str(d) for d in hashed)
+            yield name, "the same, had the namespace keys been hashed", spread, "", ""
     for n, f in r["runs"].items():
         if "per_worker" in f:
             yield from _scale_run(name, n, f)
