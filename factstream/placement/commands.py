@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 from rich.table import Table
@@ -12,14 +12,15 @@ from rich.table import Table
 from factstream.config import load_settings
 from factstream.console import console
 
+if TYPE_CHECKING:
+    from factstream.placement.propose import Source
+
 __all__ = ["placement_app"]
 
 placement_app = typer.Typer(
     help="The namespace placement map: which documents partition each namespace goes to.",
     no_args_is_help=True,
 )
-
-Source = Literal["documents", "changelog", "none"]
 
 
 @placement_app.command("plan")
@@ -78,7 +79,7 @@ def plan_command(
         propose(
             settings.kafka,
             settings.worker,
-            source=source,  # type: ignore[arg-type]  # checked above
+            source=cast("Source", source),  # checked above
             volume_file=volume,
             partitions=partitions,
             move=move,
@@ -90,10 +91,11 @@ def plan_command(
     for p, (now, after) in enumerate(zip(plan.before, plan.after, strict=True)):
         table.add_row(str(p), str(now), str(after), str(sum(1 for v in mapped.values() if v == p)))
     console.print(table)
+    held = f" ({proposal.held} for documents unread on their partition)" if move else ""
     console.print(
-        f"{plan.kept} namespaces kept where they are ({proposal.held} because documents of "
-        f"their partition are unread), {plan.placed} placed; busiest partition over the mean: "
-        f"{plan.imbalance(plan.before)} now, {plan.imbalance(plan.after)} planned"
+        f"{plan.kept} namespaces kept where they are{held}, {plan.placed} placed; busiest "
+        f"partition over the mean: {plan.imbalance(plan.before)} now, "
+        f"{plan.imbalance(plan.after)} planned"
     )
     if dry_run or target is None:
         return

@@ -17,7 +17,9 @@ from factstream.placement.planner import Plan, plan
 from factstream.streams.admin import topic_partitions
 from factstream.topics.definitions import TopicName, topic_name
 
-__all__ = ["Proposal", "expected_volume", "propose", "topic_count"]
+__all__ = ["Proposal", "Source", "expected_volume", "propose", "topic_count"]
+
+Source = Literal["documents", "changelog", "none"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,7 @@ async def propose(
     kafka: KafkaSettings,
     worker: WorkerSettings,
     *,
-    source: Literal["documents", "changelog", "none"],
+    source: Source,
     volume_file: Path | None = None,
     partitions: int | None = None,
     move: bool = False,

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from fixtures.factories import UniqueName
 from typer.testing import CliRunner
@@ -73,6 +74,22 @@ async def _partitions_of(kafka: KafkaSettings) -> dict[str, set[int]]:
     return found
 
 
+async def _read_to_the_end(kafka: KafkaSettings, group: str) -> None:
+    """Commit the documents topic's end offsets for ``group``, as a worker that read it all."""
+    topic = topic_name(TopicName.DOCUMENTS, kafka.topic_prefix)
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=kafka.bootstrap_servers, group_id=group, enable_auto_commit=False
+    )
+    await consumer.start()
+    try:
+        parts = [TopicPartition(topic, p) for p in range(PARTS)]
+        consumer.assign(parts)
+        ends = await consumer.end_offsets(parts)
+        await consumer.commit({tp: end for tp, end in ends.items()})
+    finally:
+        await consumer.stop()
+
+
 @pytest.fixture
 async def kafka(
     kafka_settings: Settings, unique_name: UniqueName, tmp_path: Path
@@ -116,6 +133,12 @@ async def test_a_mapped_namespace_lands_on_its_partition(kafka: KafkaSettings) -
     moved = await propose(kafka, worker, source="documents", move=True)
     assert moved.held == 2
     assert moved.plan.placement.namespaces[MAPPED] == TARGET
+
+    # Once the group has read every partition to the end, --move may place them anew.
+    await _read_to_the_end(kafka, worker.app_id)
+    free = await propose(kafka, worker, source="documents", move=True)
+    assert (free.held, free.plan.kept, free.plan.placed) == (0, 0, 2)
+    assert free.plan.after.count(0) == PARTS - 2  # the busiest first, each on its own
 
 
 def test_the_plan_command_writes_a_map_and_show_reads_it(
