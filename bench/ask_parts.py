@@ -18,27 +18,21 @@ from __future__ import annotations
 import asyncio
 import cProfile
 import io
-import json
-import os
 import pstats
-import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 from weaviate.classes.query import MetadataQuery
 
-from bench.ask import _engine, _fill, _pool, _weaviate_pid
-from bench.corpus import DEFAULT_DATA, questions
-from bench.harness import Deployment
-from bench.measure import summary_ms, wait_idle
-from factstream.clients import open_clients
-from factstream.config import load_settings
+from bench import kept
+from bench.ask import _engine
+from bench.measure import summary_ms
 from factstream.knowledge.query import AskRequest
 from factstream.knowledge.valid_time import question_valid_time
 from factstream.store import weaviate_store as ws
@@ -46,8 +40,8 @@ from factstream.store.base import SearchHit
 
 __all__ = ["main"]
 
-_NAMESPACE = "ask"
-_WARM_UP = 10
+_NAMESPACE = kept.NAMESPACE
+_WARM_UP = kept.WARM_UP
 _PROFILED = 100
 
 
@@ -163,13 +157,7 @@ async def _measure(clients: Any, settings: Any, asked: list[str]) -> dict[str, A
             "weaviate hybrid, dense only (alpha 1)": partial(query, text, vector, alpha=1.0),
             "weaviate hybrid, BM25 only (alpha 0)": partial(query, text, vector, alpha=0.0),
         }
-        names = list(parts)
-        order = names[i % len(names) :] + names[: i % len(names)]
-        for name in order:
-            started = time.perf_counter()
-            await parts[name]()
-            if i >= _WARM_UP:
-                times.setdefault(name, []).append(time.perf_counter() - started)
+        await kept.rotated(i, parts, times)
         python_s = await hits()
         if i >= _WARM_UP:
             times.setdefault("python on the candidates (_hits)", []).append(python_s)
@@ -194,58 +182,17 @@ async def _profile(clients: Any, settings: Any, asked: list[str]) -> str:
     return out.getvalue()
 
 
-async def _run(facts: int, queries: int, out: Path, data: Path, keep: str | None) -> Path:
-    base = load_settings()
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    env = {"FACTSTREAM_STORE_COLLECTION_PREFIX": keep} if keep else {}
-    dep = Deployment(base, Path(tempfile.mkdtemp(prefix="ask-parts-")), stub=False, **env)
-    try:
-        async with open_clients(dep.settings) as clients:
-            counts = await clients.store.count_facts(_NAMESPACE)
-            loaded = counts.true + counts.false if keep else 0
-            pool = await _pool(clients, data, facts)
-            started = time.perf_counter()
-            await _fill(clients, pool, min(loaded, facts), facts, lambda _n: None)
-            load_s = time.perf_counter() - started
-            settle_s = await wait_idle(_weaviate_pid(base))
-            asked = (questions(data) * (1 + (queries + _WARM_UP) // 428))[: queries + _WARM_UP]
-            load_before = os.getloadavg()
-            parts = await _measure(clients, dep.settings, asked)
-            profile = await _profile(clients, dep.settings, asked[:_PROFILED])
-            load_after = os.getloadavg()
-    finally:
-        if not keep:  # kept: the collections stay for the next run (no process, no topic)
-            await dep.close()
-    result = {
-        "timestamp": stamp,
-        "facts": facts,
-        "load_s": round(load_s, 1),
-        "settle_s": settle_s,
-        "load_avg_before": [round(x, 2) for x in load_before],
-        "load_avg_after": [round(x, 2) for x in load_after],
-        "parts": parts,
-    }
+async def _run(facts: int, queries: int, out: Path, data: Path, keep: str | None) -> dict[str, Any]:
+    async with kept.filled(facts, data, keep, "ask-parts") as ready:
+        questions = kept.asked(data, queries)
+        parts = await _measure(ready.clients, ready.settings, questions)
+        profile = await _profile(ready.clients, ready.settings, questions[:_PROFILED])
     out.mkdir(parents=True, exist_ok=True)
-    target = out / f"{stamp}-ask-parts.json"
-    target.write_text(json.dumps(result, indent=2) + "\n")
-    (out / f"{stamp}-ask-parts.prof.txt").write_text(profile)
-    print(json.dumps(result, indent=2))
-    return target
+    (out / f"{ready.result['timestamp']}-ask-parts.prof.txt").write_text(profile)
+    return {**ready.result, "parts": parts}
 
 
-def main(
-    facts: int = 100_000,
-    queries: int = 200,
-    out: Path = Path("bench/results"),
-    data: Path = DEFAULT_DATA,
-    keep: Annotated[
-        str | None,
-        typer.Option(help="Collection prefix to fill up to --facts and keep (else a fresh one)."),
-    ] = None,
-) -> None:
-    """Fill, measure the parts, write the results file."""
-    print(f"results: {asyncio.run(_run(facts, queries, out, data, keep))}")
-
+main = kept.cli(_run, "ask-parts", "Fill, measure the parts, write the results file.")
 
 if __name__ == "__main__":
     typer.run(main)

@@ -236,6 +236,12 @@ class EmbedSettings(BaseSettings):
         "instead of sleeping: on idle cores a little faster, but twice the CPU a question, "
         "and a slower p95 where the cores are shared (docs/benchmarks.md).",
     )
+    question_inline: bool = Field(
+        False,
+        description="The onnx runtime embeds a question on the calling thread (the event "
+        "loop's), which waits the model's few milliseconds, instead of handing it to the "
+        "question thread and back (questions are embedded one at a time either way).",
+    )
     onnx_dir: Path | None = Field(
         None,
         description="Where the onnx runtime keeps the model's ONNX exports (one folder per "

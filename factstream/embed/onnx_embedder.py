@@ -174,13 +174,18 @@ class OnnxEmbedder(BatchedEmbedder):
 
     async def embed(self, text: str) -> Vector:
         """One text, a question: on the one-text session (``question_threads``) in a thread
-        of its own, not merged into a batch nor queued behind one. Batches (``embed_batch``,
-        a document's or facts' texts) never use it: its extra threads are for a question
-        that waits, taken only from idle cores."""
-        loop = asyncio.get_running_loop()
-        array, seconds = await loop.run_in_executor(
-            self._question_thread, self.encode, [text], self._single
-        )
+        of its own, or on the caller's with ``question_inline``; not merged into a batch nor
+        queued behind one. Batches (``embed_batch``, a document's or facts' texts) never use
+        it: its extra threads are for a question that waits, taken only from idle cores.
+        Questions are embedded one at a time either way (one question thread)."""
+        if self._settings.question_inline:
+            # No thread hop: the loop's thread runs the model (with ONNX Runtime's pool, when
+            # the session has one); other work on the loop waits those milliseconds.
+            array, seconds = self.encode([text], self._single)
+        else:
+            array, seconds = await asyncio.get_running_loop().run_in_executor(
+                self._question_thread, self.encode, [text], self._single
+            )
         return self._counted(array, seconds)[0]
 
     async def _compute(self, texts: list[str]) -> tuple[np.ndarray[Any, Any], float]:

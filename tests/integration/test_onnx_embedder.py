@@ -71,6 +71,16 @@ async def test_vectors_equal_the_torch_reference_on_clark_news(onnx_embedder: Em
     assert 1.0 - cosines.min() < 1e-4, f"worst text: {texts[int(cosines.argmin())][:80]!r}"
     alone = np.array([await onnx_embedder.embed(t) for t in texts[80:90]])  # questions
     assert 1.0 - (alone * singles).sum(axis=1).min() < 1e-4
+    # A question embedded inline, on a session of one thread, is the same vector.
+    inline = await load_embedder(
+        EmbedSettings(runtime="onnx", question_inline=True, question_threads=1),
+        Settings().local.cache_dir,
+    )
+    try:
+        inlined = np.array([await inline.embed(t) for t in texts[80:90]])
+    finally:
+        await inline.aclose()
+    assert 1.0 - (inlined * singles).sum(axis=1).min() < 1e-4
     # Different texts still get different vectors (not one vector for everything).
     assert (got[:80] @ got[:80].T)[np.triu_indices(80, 1)].max() < 0.999
 

@@ -133,6 +133,17 @@ async def test_the_question_session_spins_only_when_asked(
         await embedder.aclose()
 
 
+def _fake_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, session: _FakeSession) -> None:
+    """The ONNX embedder loads ``session`` and a tokenizer of three tokens a text."""
+    monkeypatch.setattr(onnx_embedder, "_session", lambda *_, **__: session)
+    monkeypatch.setattr(onnx_embedder, "ensure_onnx", lambda *_: tmp_path / "model.onnx")
+    encoding = SimpleNamespace(ids=[101, 2040, 102])
+    tokenizer = SimpleNamespace(
+        token_to_id=lambda _: 0, encode_batch=lambda texts: [encoding for _ in texts]
+    )
+    monkeypatch.setattr(onnx_embedder, "_tokenizer", lambda _: (tokenizer, 256))
+
+
 class _BlockingSession(_FakeSession):
     """A batch (more than one row) blocks until released; one row returns at once."""
 
@@ -152,13 +163,7 @@ async def test_a_question_does_not_wait_behind_a_batch(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     session = _BlockingSession()
-    monkeypatch.setattr(onnx_embedder, "_session", lambda *_, **__: session)
-    monkeypatch.setattr(onnx_embedder, "ensure_onnx", lambda *_: tmp_path / "model.onnx")
-    encoding = SimpleNamespace(ids=[101, 2040, 102])
-    tokenizer = SimpleNamespace(
-        token_to_id=lambda _: 0, encode_batch=lambda texts: [encoding for _ in texts]
-    )
-    monkeypatch.setattr(onnx_embedder, "_tokenizer", lambda _: (tokenizer, 256))
+    _fake_model(monkeypatch, tmp_path, session)
     embedder = await onnx_embedder.OnnxEmbedder.load(EmbedSettings(runtime="onnx"), tmp_path)
     try:
         batch = asyncio.create_task(embedder.embed_batch(["a document", "another one"]))
@@ -170,3 +175,34 @@ async def test_a_question_does_not_wait_behind_a_batch(
     finally:
         session.release.set()
         await embedder.aclose()
+
+
+class _ThreadRecordingSession(_FakeSession):
+    """Records the thread each run is made on."""
+
+    def __init__(self) -> None:
+        self.threads: list[int] = []
+
+    def run(self, _outputs: list[str], feeds: dict[str, Any]) -> list[Any]:
+        self.threads.append(threading.get_ident())
+        return [np.ones((*feeds["input_ids"].shape, 384), dtype=np.float32)]
+
+
+@pytest.mark.parametrize("inline", [False, True])
+async def test_an_inline_question_runs_on_the_callers_thread(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, inline: bool
+) -> None:
+    session = _ThreadRecordingSession()
+    _fake_model(monkeypatch, tmp_path, session)
+    settings = EmbedSettings(runtime="onnx", question_inline=inline)
+    embedder = await onnx_embedder.OnnxEmbedder.load(settings, tmp_path)
+    try:
+        vector = await embedder.embed("who is the president?")
+        await embedder.embed_batch(["a document", "another one"])
+    finally:
+        await embedder.aclose()
+    here = threading.get_ident()
+    assert vector == pytest.approx([1 / np.sqrt(384)] * 384)
+    # The question on the caller's thread only when inline; batches never.
+    assert (session.threads[0] == here) is inline
+    assert session.threads[1] != here
