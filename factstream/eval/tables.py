@@ -70,9 +70,11 @@ def update_retrieval_markdown(reports: Sequence[Any]) -> str:
     timed = "ms_mean" in first
     shown = "shown_mean" in first  # facts the editor shows per document, in newer runs
     at_n = "recall_at_n" in first  # first among its document's changes, in newer runs
+    ceiling = "ceiling_at_1" in first  # the best recall@1 possible, in newer runs
     header = [
         "retrieval",
         *(f"recall@{k}" for k in ks),
+        *(["ceiling@1", "documents first"] if ceiling else []),
         *(["first of n"] if at_n else []),
         "editor sees",
     ]
@@ -90,6 +92,7 @@ def update_retrieval_markdown(reports: Sequence[Any]) -> str:
                 (
                     name,
                     *(_pct(r["recall_at"][k]) for k in ks),
+                    *((_pct(r["ceiling_at_1"]), _pct(r["documents_first"])) if ceiling else ()),
                     *((_pct(r["recall_at_n"]),) if at_n else ()),
                     *(() if timed else (_pct(r["above_floor"]),)),
                     _pct(r["editor_recall"]),
