@@ -126,7 +126,7 @@ def eval_update_retrieval(
     )
     console.print(table)
     if json_out is not None:
-        rows = [{**dataclasses.asdict(r), "kb": kb} for r in reports]
+        rows = [{**dataclasses.asdict(r), "kb": kb, "data": data.name} for r in reports]
         json_out.write_text(json.dumps(rows, indent=2))
 
 
