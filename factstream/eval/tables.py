@@ -58,7 +58,8 @@ def update_retrieval_markdown(reports: Sequence[Any]) -> str:
     """``factstream eval update-retrieval --json`` outputs (one or more runs).
 
     A configuration that several runs scored (dense only, in every run) is shown once, from
-    the first file that has it. Runs that timed retrieval add its mean and p95 per document.
+    the first file that has it. Runs that timed retrieval add its mean and p95 per document;
+    rows of older runs, without recall@1's ceiling, show "-" there.
     """
     rows: dict[str, Mapping[str, Any]] = {}
     for run in reports:
@@ -92,7 +93,11 @@ def update_retrieval_markdown(reports: Sequence[Any]) -> str:
                 (
                     name,
                     *(_pct(r["recall_at"][k]) for k in ks),
-                    *((_pct(r["ceiling_at_1"]), _pct(r["documents_first"])) if ceiling else ()),
+                    *(
+                        (_pct(r.get("ceiling_at_1")), _pct(r.get("documents_first")))
+                        if ceiling
+                        else ()
+                    ),
                     *((_pct(r["recall_at_n"]),) if at_n else ()),
                     *(() if timed else (_pct(r["above_floor"]),)),
                     _pct(r["editor_recall"]),
