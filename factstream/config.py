@@ -445,6 +445,19 @@ class EditorSettings(BaseSettings):
         description="Added besides the subject lift to the score of facts whose subject the "
         "document's title names (0: off).",
     )
+    retrieval_filler_lift: float = Field(
+        1.0,
+        ge=0.0,
+        le=2.0,
+        description="Added to the score of a fact when a sentence names its subject and "
+        "another object of its relation among the candidates (I've joined Kestrel Air, "
+        "where someone else's employer is Kestrel Air): a new value for that slot (0: off).",
+    )
+    retrieval_full_names: bool = Field(
+        False,
+        description="A surname inside another full name the document spells out names no "
+        "one else (Ben Kowalski named does not name Ines Kowalski), as for speakers.",
+    )
     retrieval_restated_view: bool = Field(
         True,
         description="The restated drop only sorts the facts the editor shows again (they "

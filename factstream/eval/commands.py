@@ -68,6 +68,10 @@ def eval_update_retrieval(
             "of the stream left true.",
         ),
     ] = False,
+    variant: Annotated[
+        list[str] | None,
+        typer.Option(help="Only the variants of these names (repeat; default: every one)."),
+    ] = None,
 ) -> None:
     """Recall of superseded facts by the editor's retrieval (no LM), per retrieval variant."""
     from rich.progress import Progress
@@ -84,7 +88,9 @@ def eval_update_retrieval(
     settings, clark = load_settings(), load_clark(data)
     kb = "edited" if edited else "stream"
     namespace = f"eval-retrieval-{datetime.now(UTC):%Y%m%d%H%M%S}"
-    configs = retrieval_variants(settings.editor)
+    configs = [c for c in retrieval_variants(settings.editor) if not variant or c.name in variant]
+    if not configs:
+        raise typer.BadParameter(f"no variant named {variant}")
 
     async def run() -> Any:
         async with open_clients(settings) as clients:
@@ -120,7 +126,7 @@ def eval_update_retrieval(
     )
     console.print(table)
     if json_out is not None:
-        rows = [{**dataclasses.asdict(r), "kb": kb} for r in reports]
+        rows = [{**dataclasses.asdict(r), "kb": kb, "data": data.name} for r in reports]
         json_out.write_text(json.dumps(rows, indent=2))
 
 

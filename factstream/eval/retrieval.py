@@ -51,6 +51,10 @@ class RetrievalReport:
     # Ranked within the first n, n the changes its document makes: a chunk that moves
     # someone and changes their job supersedes two facts, and only one can rank first.
     recall_at_n: float = 0.0
+    # The best recall@1 possible: one change per document can rank first, so the share of
+    # changes whose documents are distinct (1.0 when every document makes one change).
+    ceiling_at_1: float = 0.0
+    documents_first: float = 0.0  # share of those documents with one of their stale facts first
     above_floor: float = 0.0  # share of stale facts whose similarity clears the floor
     editor_recall: float = 0.0  # what the editor's own retrieval (top_k, floor) returns
     shown_mean: float = 0.0  # facts the editor shows the LM per document (the blast radius)
@@ -73,6 +77,7 @@ def retrieval_variants(editor: EditorSettings) -> list[Retrieval]:
         floor_margin=0.0,
         restated_drop=0.0,
         title_lift=0.0,
+        filler_lift=0.0,
     )
     return [
         best,
@@ -117,6 +122,15 @@ def retrieval_variants(editor: EditorSettings) -> list[Retrieval]:
             best.but(f"statement lift {lift:g}", statement_lift=lift)
             for lift in (0.0, 1.0, 2.0)
             if lift != best.statement_lift
+        ),
+        *(
+            best.but("no filler cue" if not lift else f"filler cue {lift:g}", filler_lift=lift)
+            for lift in (0.0, 0.5, 1.0)
+            if lift != best.filler_lift
+        ),
+        best.but(
+            "full names name no one else by surname" if not best.full_names else "no full names",
+            full_names=not best.full_names,
         ),
     ]
 
@@ -272,6 +286,9 @@ async def evaluate_update_retrieval(
             )
             / n
         )
+        firsts = {c.new.document_id for c, r in zip(changes, report.ranks, strict=True) if r == 1}
+        report.ceiling_at_1 = len(per_document) / n
+        report.documents_first = len(firsts) / max(1, len(per_document))
         report.recall_at = {k: sum(r is not None and r <= k for r in report.ranks) / n for k in KS}
         report.above_floor = sum(s >= config.min_similarity for s in similarity) / n
         report.editor_recall = seen / n

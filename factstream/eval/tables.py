@@ -58,7 +58,8 @@ def update_retrieval_markdown(reports: Sequence[Any]) -> str:
     """``factstream eval update-retrieval --json`` outputs (one or more runs).
 
     A configuration that several runs scored (dense only, in every run) is shown once, from
-    the first file that has it. Runs that timed retrieval add its mean and p95 per document.
+    the first file that has it. Runs that timed retrieval add its mean and p95 per document;
+    rows of older runs, without recall@1's ceiling, show "-" there.
     """
     rows: dict[str, Mapping[str, Any]] = {}
     for run in reports:
@@ -70,9 +71,11 @@ def update_retrieval_markdown(reports: Sequence[Any]) -> str:
     timed = "ms_mean" in first
     shown = "shown_mean" in first  # facts the editor shows per document, in newer runs
     at_n = "recall_at_n" in first  # first among its document's changes, in newer runs
+    ceiling = "ceiling_at_1" in first  # the best recall@1 possible, in newer runs
     header = [
         "retrieval",
         *(f"recall@{k}" for k in ks),
+        *(["ceiling@1", "documents first"] if ceiling else []),
         *(["first of n"] if at_n else []),
         "editor sees",
     ]
@@ -90,6 +93,11 @@ def update_retrieval_markdown(reports: Sequence[Any]) -> str:
                 (
                     name,
                     *(_pct(r["recall_at"][k]) for k in ks),
+                    *(
+                        (_pct(r.get("ceiling_at_1")), _pct(r.get("documents_first")))
+                        if ceiling
+                        else ()
+                    ),
                     *((_pct(r["recall_at_n"]),) if at_n else ()),
                     *(() if timed else (_pct(r["above_floor"]),)),
                     _pct(r["editor_recall"]),
@@ -107,23 +115,37 @@ def update_retrieval_default_markdown(reports: Sequence[Any]) -> str:
     """The configured retrieval (each run's first row) against the plain search, per run.
 
     The README's summary of ``update_retrieval_markdown``; "before" is the row whose name
-    says so ("(before)" or "(before issue 20)").
+    says so ("(before)" or "(before issue 20)"). Runs that record their data folder (newer
+    ones) add it, and recall@1's ceiling and "first of n" where they have them.
     """
+    first = reports[0][0]
+    data = all("data" in run[0] for run in reports)
+    extra = all("ceiling_at_1" in run[0] for run in reports)
     rows = []
     for run in reports:
         before = [r for r in run if "(before" in r["config"]["name"]]
         for result in [run[0], *before]:
             rows.append(
                 (
+                    *((result["data"],) if data else ()),
                     result.get("kb", "stream"),
                     result["config"]["name"],
                     *(_pct(result["recall_at"][k]) for k in sorted(result["recall_at"], key=int)),
+                    *((_pct(result["ceiling_at_1"]), _pct(result["recall_at_n"])) if extra else ()),
                     _pct(result["editor_recall"]),
                     f"{result['ms_mean']:.0f} / {result['ms_p95']:.0f}",
                 )
             )
-    ks = sorted(reports[0][0]["recall_at"], key=int)
-    header = ["KB", "retrieval", *(f"recall@{k}" for k in ks), "editor sees", "ms mean / p95"]
+    ks = sorted(first["recall_at"], key=int)
+    header = [
+        *(["data"] if data else []),
+        "KB",
+        "retrieval",
+        *(f"recall@{k}" for k in ks),
+        *(["ceiling@1", "first of n"] if extra else []),
+        "editor sees",
+        "ms mean / p95",
+    ]
     return "\n".join(_table(header, rows)) + "\n"
 
 

@@ -23,16 +23,16 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
-from typing import Literal
 
-from factstream.config import EditorSettings
 from factstream.embed.base import Embedder
+from factstream.knowledge.fillers import filled
 from factstream.knowledge.names import document_names, leading_name, mentions
 from factstream.knowledge.rerank import Candidate, capped, older_facts, view_resorted
+from factstream.knowledge.retrieval_how import Retrieval
 from factstream.knowledge.statements import (
     named_in,
     predicate,
@@ -61,69 +61,8 @@ _RRF_K = 60  # the usual reciprocal-rank-fusion constant (Cormack et al., 2009)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _SEARCH_DEPTH = 5  # x top_k: enough ranked facts that top_k clear the floor
 _MIN_SENTENCE = 20  # characters: shorter pieces ("..", dates) make no query of their own
+_ROUNDING = 1e-9  # scores summed in another order may differ by this much
 _STATEMENTS = 40  # sentences compared with the facts' predicates (statement_lift)
-
-
-@dataclass(frozen=True)
-class Retrieval:
-    """How the editor retrieves (the ``FACTSTREAM_EDITOR_*`` settings, or an eval variant)."""
-
-    name: str
-    top_k: int
-    min_similarity: float
-    alpha: float
-    first_stage: int = 50
-    names_query: bool = True
-    sentences: int = 0  # up to this many sentence queries (0: none)
-    rank: Literal["cosine", "hybrid", "rrf"] = "cosine"
-    subject_lift: float = 0.3
-    object_lift: float = 0.0
-    short_names: bool = True  # surnames and acronyms count as naming an entity
-    named_pass: bool = True  # named facts pass the floor
-    structured: bool = True  # match the fact's subject/object fields (else its text only)
-    title: bool = False  # also query with the title (or the source URL's words); names count
-    relation_lift: float = 0.0  # for facts whose relation the document spells out
-    floor_margin: float = 0.0  # > 0: unnamed facts also need the best cosine less this
-    older_drop: float = 0.0  # off a fact with a newer one of its subject and relation pooled
-    subject_cap: int = 0  # > 0: a subject's facts past this many rank after the others
-    statement_lift: float = 0.0  # x the best cosine of a fact's predicate with a sentence
-    speaker_names: bool = False  # another speaker's full name names no one else by surname
-    given_names: bool = False  # a surname followed by a name word is someone's given name
-    restated_drop: float = 0.0  # off a fact a sentence restates (its subject and object)
-    restated_view: bool = False  # the drop only sorts the editor's view again
-    title_lift: float = 0.0  # for facts whose subject the title names (besides subject_lift)
-
-    @classmethod
-    def from_settings(cls, editor: EditorSettings) -> Retrieval:
-        """The configured retrieval."""
-        return cls(
-            "configured",
-            editor.top_k,
-            editor.min_similarity,
-            editor.alpha,
-            first_stage=editor.retrieval_first_stage,
-            names_query=editor.retrieval_names_query,
-            sentences=editor.retrieval_sentences,
-            rank=editor.retrieval_rank,
-            subject_lift=editor.retrieval_subject_lift,
-            object_lift=editor.retrieval_object_lift,
-            short_names=editor.retrieval_short_names,
-            title=editor.retrieval_title,
-            relation_lift=editor.retrieval_relation_lift,
-            floor_margin=editor.retrieval_floor_margin,
-            older_drop=editor.retrieval_older_drop,
-            subject_cap=editor.retrieval_subject_cap,
-            statement_lift=editor.retrieval_statement_lift,
-            speaker_names=editor.retrieval_speaker_names,
-            given_names=editor.retrieval_given_names,
-            restated_drop=editor.retrieval_restated_drop,
-            restated_view=editor.retrieval_restated_view,
-            title_lift=editor.retrieval_title_lift,
-        )
-
-    def but(self, name: str, **changes: object) -> Retrieval:
-        """A variant of this retrieval."""
-        return replace(self, name=name, **changes)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -171,11 +110,20 @@ def _lift(fact: Fact, texts: Sequence[str], how: Retrieval) -> float:
     return lift
 
 
-def _named(text: str, name: str | None, how: Retrieval) -> bool:
-    """Whether ``text`` names ``name`` (``how.speaker_names``: not by another speaker's)."""
-    if how.speaker_names or how.given_names:
-        voices: frozenset[str] | None = None if how.speaker_names else frozenset()
-        return named_in(text, name, short=how.short_names, voices=voices, given=how.given_names)
+def _named(
+    text: str, name: str | None, how: Retrieval, *, voices: frozenset[str] | None = None
+) -> bool:
+    """Whether ``text`` names ``name`` (``how.speaker_names``: not by another speaker's;
+    ``voices``, the speakers, of ``text`` when None)."""
+    if how.speaker_names or how.given_names or how.full_names:
+        return named_in(
+            text,
+            name,
+            short=how.short_names,
+            voices=voices if how.speaker_names else frozenset(),
+            given=how.given_names,
+            full=how.full_names,
+        )
     return mentions(text, name, short=how.short_names)
 
 
@@ -269,16 +217,20 @@ async def ranked_candidates(
             entry = pool.setdefault(hit.fact.fact_id, _Pooled(hit, hit.similarity))
             entry.similarity = max(entry.similarity, hit.similarity)
             entry.fused += _RRF_K / (_RRF_K + rank)  # 1.0 for a first place
-    older = older_facts(e.hit.fact for e in pool.values()) if how.older_drop else set()
+    facts = [e.hit.fact for e in pool.values()]
+    older = older_facts(facts) if how.older_drop else set()
+    named = _statement_named(texts, how)
+    refilled = filled(facts, texts, named, _STATEMENTS) if how.filler_lift else set()
     said = statements(texts, _STATEMENTS) if how.statement_lift else []
     matched = (
         await statement_scores(
             embedder,
             said,
-            [e.hit.fact for e in pool.values()],
+            facts,
             short=how.short_names,
             text=text if how.speaker_names else "",
             given=how.given_names,
+            full=how.full_names,
         )
         if said
         else {}
@@ -288,6 +240,7 @@ async def ranked_candidates(
     floor = max(how.min_similarity, best - how.floor_margin if how.floor_margin else -1.0)
     for entry in pool.values():
         lift = _lift(entry.hit.fact, texts, how)
+        lift += how.filler_lift if entry.hit.fact.fact_id in refilled else 0.0
         base = {
             "cosine": entry.similarity,
             "hybrid": hybrid.get(entry.hit.fact.fact_id, 0.0),
@@ -401,24 +354,38 @@ def could_change(
         lift = _lift(fact, texts, how)
         passes = similarity >= how.min_similarity or (how.named_pass and lift > 0)
         said = _said_bound(fact, texts, how)
-        if passes and (capped or last is None or similarity + lift + said >= last):
+        if how.filler_lift and _filler_said(fact, texts):
+            return True  # a new filler the document names may lift other candidates
+        # A tie goes to the newer fact; exact lifts (the filler cue's) tie but for rounding.
+        if passes and (capped or last is None or similarity + lift + said >= last - _ROUNDING):
             return True
     return False
 
 
 def _said_bound(fact: Fact, texts: Sequence[str], how: Retrieval) -> float:
-    """The most the statement lift may add to ``fact``: its weight, when a statement of the
-    document names the subject of a fact with a predicate (as ``statement_scores`` asks)."""
-    if not how.statement_lift or predicate(fact) is None:
+    """The most the statement lift and the filler cue may add to ``fact``: their weights,
+    when a statement of the document names the subject of a fact with a predicate (as
+    ``statement_scores`` and ``fillers.filled`` ask)."""
+    lifts = how.statement_lift if predicate(fact) is not None else 0.0
+    lifts += how.filler_lift if predicate(fact) is not None and fact.object else 0.0
+    if not lifts:
         return 0.0
-    voices = speakers(texts[0]) if how.speaker_names else frozenset()
-    named = any(
-        named_in(
-            s.naming, fact.subject, short=how.short_names, voices=voices, given=how.given_names
-        )
-        for s in statements(texts, _STATEMENTS)
-    )
-    return how.statement_lift if named else 0.0
+    named = _statement_named(texts, how)
+    said = statements(texts, _STATEMENTS)
+    return lifts if any(named(s.naming, fact.subject) for s in said) else 0.0
+
+
+def _filler_said(fact: Fact, texts: Sequence[str]) -> bool:
+    """Whether a statement of the document spells out ``fact``'s object (a filler)."""
+    said = statements(texts, _STATEMENTS)
+    return any(fact.object in s.said for s in said) if fact.object else False
+
+
+def _statement_named(texts: Sequence[str], how: Retrieval) -> Callable[[str, str | None], bool]:
+    """Whether a statement's naming text names someone: the document's speakers name only
+    themselves (``how.speaker_names``), as ``statement_scores`` decides."""
+    voices = speakers(texts[0])
+    return lambda naming, name: _named(naming, name, how, voices=voices)
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:

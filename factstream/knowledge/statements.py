@@ -78,13 +78,17 @@ def named_in(
     short: bool = True,
     voices: frozenset[str] | None = None,
     given: bool = False,
+    full: bool = False,
 ) -> bool:
     """``names.mentions``, but a surname inside another speaker's full name names no one
     else: "Ines Kowalski: ..." does not name Ben Kowalski. ``voices``: the speakers (of
     ``text`` when None); so it depends on the document's text alone. ``given``: nor does
     a surname followed by another name word, a given name there ("Andrew Stephenson" does
-    not name Stuart Andrew)."""
+    not name Stuart Andrew). ``full``: nor does a surname inside another full name that
+    ``text`` spells out ("Ben Kowalski is my boss." does not name Ines Kowalski)."""
     voices = speakers(text) if voices is None else voices
+    if full:
+        voices = voices | {n for n in document_names(text) if " " in n}
     others = [s for s in voices if s != name and not (name and name in s)]
     if others and name:
         text = _masker(tuple(sorted(others, key=len, reverse=True))).sub(" ", text)
@@ -143,6 +147,7 @@ async def statement_scores(
     short: bool = True,
     text: str = "",
     given: bool = False,
+    full: bool = False,
 ) -> dict[str, float]:
     """Per fact id: the best cosine of its predicate with a statement naming its subject.
 
@@ -158,7 +163,7 @@ async def statement_scores(
         naming = [
             i
             for i, s in enumerate(said)
-            if named_in(s.naming, fact.subject, short=short, voices=voices, given=given)
+            if named_in(s.naming, fact.subject, short=short, voices=voices, given=given, full=full)
         ]
         if naming:
             wanted[fact.fact_id] = (what, naming)

@@ -56,9 +56,14 @@ async def test_on_a_conversation_world_the_statement_lift_ranks_more_first(
         clark = load_clark(tmp_path)
         await load_facts(store, embedder, clark, "world")
         best = retrieval_variants(EditorSettings())[0]
-        assert best.statement_lift > 0  # on by default
-        lifted, off = await evaluate_update_retrieval(
-            store, embedder, clark, "world", [best, best.but("off", statement_lift=0.0)]
+        assert best.statement_lift > 0 and best.filler_lift > 0  # on by default
+        variants = [
+            best,
+            best.but("off", statement_lift=0.0),
+            best.but("no fillers", filler_lift=0.0),
+        ]
+        lifted, off, unfilled = await evaluate_update_retrieval(
+            store, embedder, clark, "world", variants
         )
     finally:
         await store.drop_namespace("world")
@@ -66,3 +71,7 @@ async def test_on_a_conversation_world_the_statement_lift_ranks_more_first(
     assert lifted.recall_at[1] > off.recall_at[1]
     assert lifted.recall_at_n > off.recall_at_n
     assert lifted.editor_recall >= off.editor_recall
+    # "I've joined Kestrel Air", where Kestrel Air is someone's employer: the filler cue
+    # tells the employer changed, not the job title the relation's cosine mistakes it for.
+    assert lifted.recall_at[1] > unfilled.recall_at[1]
+    assert lifted.recall_at[1] <= lifted.ceiling_at_1 < 1.0  # a chunk with two changes

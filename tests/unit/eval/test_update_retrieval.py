@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from fixtures.clark_stream import clark_stream
 
 from factstream.config import EditorSettings
@@ -98,6 +99,12 @@ async def test_a_generated_world_is_scored_and_every_stale_fact_was_stated_first
     per_document = Counter(c.new.document_id for c in changes)
     assert max(per_document.values()) > 1
     assert hybrid.recall_at[1] <= len(per_document) / hybrid.changes
+    # The ceiling is that bound, measured: distinct documents over changes (below 1 here).
+    assert hybrid.ceiling_at_1 == len(per_document) / hybrid.changes < 1.0
+    # Each stale fact ranked first is its own document's: recall@1 counts those documents.
+    assert hybrid.documents_first * len(per_document) == pytest.approx(
+        hybrid.recall_at[1] * hybrid.changes
+    )
     within = [
         r is not None and r <= per_document[c.new.document_id]
         for c, r in zip(changes, hybrid.ranks, strict=True)
