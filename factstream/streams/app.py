@@ -9,8 +9,9 @@ effects idempotent.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import faust
 from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
@@ -64,7 +65,10 @@ class _Transport(AIOKafkaTransport):
 
 
 class FactstreamApp(faust.App):
-    """faust's app with two changes (issue 25).
+    """faust's app with three changes (issue 25).
+
+    A revocation holds the actors' commits rather than waiting for every event read
+    (``_consumer_wait_empty``).
 
     Its consumer is a ``SeekingConsumer``. And a rebalance that meets it stopping is
     ignored: faust would call ``Consumer.close()``, which marks the aiokafka consumer closed
@@ -76,14 +80,32 @@ class FactstreamApp(faust.App):
     own thread, which leaves the group.
     """
 
+    #: Set by the worker: at a revocation, holds its actors' commits (agents/window.py).
+    hold_commits: Callable[[], Awaitable[None]] | None = None
+
     def _new_transport(self) -> _Transport:
         return _Transport(self.conf.broker_consumer, self)
+
+    async def _consumer_wait_empty(self, consumer: Any, logger: Any) -> None:
+        """At a revocation faust waits (``stream_wait_empty``) until every event read is
+        acknowledged: with the editor's read-ahead, until a window of documents has been
+        decided by the LM and committed, tens of seconds during which the whole group waits
+        (issue 25's sixth group run). Here the actors' commits are held instead (the one
+        writing finishes) and the offsets acknowledged are committed: the rebalance lasts
+        about one commit. The signal's stop turns the wait off (agents/stopping.py).
+        """
+        if not self.conf.stream_wait_empty or self.hold_commits is None:
+            await super()._consumer_wait_empty(consumer, logger)
+            return
+        logger.info("Hold the commits...")
+        await self.hold_commits()
+        await consumer.commit()
 
     def _on_rebalance_when_stopped(self) -> None:
         return None
 
 
-def create_app(kafka: KafkaSettings, worker: WorkerSettings) -> faust.App:
+def create_app(kafka: KafkaSettings, worker: WorkerSettings) -> FactstreamApp:
     """A faust app from settings; agents are registered by agents/."""
     # Tables live in memory; faust still makes its data dir (not its parents), so keep it
     # out of the cwd, in a folder that exists.
