@@ -131,6 +131,7 @@ class Window(Generic[E]):
         finally:
             for task in tasks:
                 task.cancel()
+            self._idle.set()  # nothing commits any more: a hold waiting returns
             await asyncio.gather(*tasks, return_exceptions=True)
             await asyncio.gather(*(item.decision.cancel() for item in self._pending))
             with contextlib.suppress(KeyError):

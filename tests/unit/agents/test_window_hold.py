@@ -84,3 +84,23 @@ async def test_records_read_again_after_a_rebalance_are_skipped() -> None:
     await asyncio.wait_for(run.window.run(events(), run.record, run.committed), 60)
     assert run.outcomes == await _serial(values, run)
     assert [offset for offset, _ in run.outcomes] == list(range(10))
+
+
+async def test_a_hold_returns_when_the_stop_cancels_the_commit_writing() -> None:
+    values, decisions = conflicting(6)
+    run = Run(decisions, 4)
+    writing = asyncio.Event()
+
+    async def stuck_publish(edits: Sequence[FactEdit]) -> None:
+        writing.set()
+        await asyncio.sleep(3600)
+
+    run.publisher.publish_batch = stuck_publish  # type: ignore[method-assign]
+    feeding = asyncio.create_task(run.feed(list(values)))
+    await writing.wait()
+    holding = asyncio.create_task(run.window.hold())  # waits for the write to finish
+    await asyncio.sleep(0.2)
+    assert not holding.done()
+    feeding.cancel()  # the stop signal cancels the actor (agents/stopping.py)
+    await asyncio.wait_for(holding, 5)
+    assert run.outcomes == []
