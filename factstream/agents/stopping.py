@@ -24,6 +24,7 @@ import asyncio
 import logging
 import os
 import threading
+import time
 import warnings
 from typing import Any, Protocol
 
@@ -70,7 +71,13 @@ class Actors:
         """A rebalance begins (a revocation): every actor stops committing; returns once
         none is (a commit writing finishes first, one deciding is made again later)."""
         self._held = True
+        began = time.monotonic()
         await asyncio.gather(*(commits.hold() for commits in list(self._commits.values())))
+        log.info(
+            "rebalance: the commits of %d actor(s) held in %.2fs",
+            len(self._commits),
+            time.monotonic() - began,
+        )
 
     def resume(self, partitions: set[int]) -> None:
         """The rebalance is over: the actors of ``partitions`` (kept) commit again. faust
