@@ -4,10 +4,11 @@ reference of the same documents.
 
 Rebalance protocol: aiokafka (under faust) implements only Kafka's classic group protocol
 with eager rebalancing, so every join or leave revokes all partitions and assigns them
-again; faust stops a partition's actor at revocation, before the new owner starts one. No
-static membership (group.instance.id): a stopped worker should hand its partitions over at
-once (a static member sends no LeaveGroup and holds them for the whole session timeout),
-and workers in a Deployment have no stable identity to give it. Zombies are fenced by the
+again; at the revocation each actor stops committing (agents/window.py's hold) and faust
+ends the actors of the partitions taken away. No static membership (group.instance.id): a
+stopped worker should hand its partitions over at once (a static member sends no
+LeaveGroup and holds them for the whole session timeout), and workers in a Deployment have
+no stable identity to give it. Zombies are fenced by the
 publisher of each documents partition having a fixed transactional id
 (factstream.agents.worker.partition_transactional_id): the new owner's publisher takes the
 id over, which aborts the old owner's open transaction and refuses its next send.
