@@ -8,6 +8,7 @@ effects idempotent.
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -23,6 +24,8 @@ from factstream.config import KafkaSettings, WorkerSettings
 from factstream.topics.definitions import TopicName, topic_name
 
 __all__ = ["FactstreamApp", "SeekingConsumer", "create_app", "documents_topic"]
+
+log = logging.getLogger(__name__)
 
 
 class _SeekingThread(AIOKafkaConsumerThread):
@@ -43,6 +46,19 @@ class _SeekingThread(AIOKafkaConsumerThread):
     async def seek_to_committed(self) -> Mapping[TP, int]:
         result: Mapping[TP, int] = await self.call_thread(self._seek_to_committed)
         return result
+
+    def verify_event_path(self, now: float, tp: TP) -> None:
+        """faust's livelock check (every 2.5 commit intervals) reads each partition's
+        position, which aiokafka asserts is known; a partition sought back to its first
+        offset has none until the fetcher has reset it (``await_reset``): the
+        AssertionError crashed the consumer and the worker exited with status 1 (issue
+        25's seventh full-size group run, a second after a rebalance; most likely a
+        partition never committed, such as the questions topic's there). Such a partition
+        has nothing to verify yet."""
+        try:
+            super().verify_event_path(now, tp)
+        except AssertionError:
+            log.debug("no event path to verify yet for %s (position being reset)", tp)
 
     async def _seek_to_committed(self) -> Mapping[TP, int]:  # in the consumer's thread
         consumer = self._ensure_consumer()
