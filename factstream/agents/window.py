@@ -106,6 +106,7 @@ class Window(Generic[E]):
         self._idle = asyncio.Event()  # set while no commit is under way or unacknowledged
         self._idle.set()
         self._commit: asyncio.Task[Outcome] | None = None  # the commit under way
+        self._reading: set[int] = set()  # offsets read and not committed
 
     async def run(
         self,
@@ -145,15 +146,16 @@ class Window(Generic[E]):
         async def read_ahead() -> None:
             # Up to ``ahead`` records past the window are read, and their documents'
             # embeddings started (knowledge/ahead.py); nothing is acked by reading.
-            last = -1
             try:
                 async for event in events:
                     record = record_of(event)
-                    if record.source.offset <= last:
-                        # Read again: after a rebalance that kept the partition here, faust
-                        # seeks it back to its committed offset (see ``hold``).
+                    if record.source.offset in self._reading:
+                        # Read again while still in flight here: after a rebalance that
+                        # kept the partition, faust seeks it back to its committed offset
+                        # (see ``hold``). Only exact offsets in flight are skipped: one
+                        # delivered out of order is still edited, never lost.
                         continue
-                    last = record.source.offset
+                    self._reading.add(record.source.offset)
                     self._editor.read_ahead(record)
                     await read.put((event, record))
             finally:
@@ -230,7 +232,8 @@ class Window(Generic[E]):
         decisions go on (they write nothing): a rebalance lasts about one commit, not the
         window's LM calls (issue 25's sixth group run). If the partition is revoked, faust
         then cancels its actor; if it stays, faust seeks it back to its committed offset and
-        the records read again are skipped (``_read_all``).
+        the records read again while in flight are skipped (``_read_all``); those
+        committed meanwhile come again as duplicates (found applied, no LM).
         """
         self._open.clear()
         while (commit := self._commit) is not None and not commit.done():
@@ -270,7 +273,7 @@ class Window(Generic[E]):
     async def _commit_all(self, committed: Committed[E]) -> None:
         while (item := await self._queue.get()) is not None:
             outcome = await self._commit_one(item)
-            self._pending.popleft()
+            self._reading.discard(self._pending.popleft().record.source.offset)
             self._done += 1
             item.committed.set()
             if item.key is not None:

@@ -104,3 +104,16 @@ async def test_a_hold_returns_when_the_stop_cancels_the_commit_writing() -> None
     feeding.cancel()  # the stop signal cancels the actor (agents/stopping.py)
     await asyncio.wait_for(holding, 5)
     assert run.outcomes == []
+
+
+async def test_a_record_delivered_out_of_order_is_still_edited() -> None:
+    values, decisions = conflicting(10)
+    run = Run(decisions, 4)
+    run.values = list(values)
+
+    async def events() -> AsyncIterator[int]:
+        for offset in [*range(6, 10), *range(10)]:  # 6-9 came before the seek back to 0
+            yield offset
+
+    await asyncio.wait_for(run.window.run(events(), run.record, run.committed), 60)
+    assert sorted({offset for offset, _ in run.outcomes}) == list(range(10))  # none lost
