@@ -15,9 +15,10 @@ checked at its commit (knowledge/conflicts.py) and made again if its candidates 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal, Protocol
@@ -142,6 +143,21 @@ class Editor:
         # The facts the last commit (``handle``) changed, with their vectors; None: not
         # known (an attempt failed part way).
         self.changed: list[StoredFact] | None = []
+        self._writes = 0  # writes under way (the changelog, the store, the dead letters)
+
+    @property
+    def writing(self) -> bool:
+        """Whether a commit is writing now: a rebalance lets it finish (agents/window.py);
+        at any other moment a commit may be cancelled and made again, deciding afresh."""
+        return self._writes > 0
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[None]:
+        self._writes += 1
+        try:
+            yield
+        finally:
+            self._writes -= 1
 
     def read_ahead(self, record: InputRecord) -> None:
         """Start embedding the record's document now, before its turn (bad input: nothing)."""
@@ -274,28 +290,32 @@ class Editor:
         if batch is None:
             batch = await recovered.take(doc.namespace, doc.id, record.appended_ms)
         if batch is not None:
-            self._changed((await self._materializer.apply(batch)).stored)
+            with self._write():
+                self._changed((await self._materializer.apply(batch)).stored)
             return Outcome.RECOVERED
         plan = await self._confirmed(doc, decision)
         problem = bound_problem(plan, self._max_edits)
         if problem is not None:
             log.warning("review %s: document %r %s", _where(record), doc.id, problem)
-            await self._publisher.review(doc)
-            await self._materializer.record_empty(doc.namespace, doc.id)
+            with self._write():
+                await self._publisher.review(doc)
+                await self._materializer.record_empty(doc.namespace, doc.id)
             return Outcome.REVIEW
         edits = to_records(plan, record.source)
         if not edits:
-            await self._materializer.record_empty(doc.namespace, doc.id)
+            with self._write():
+                await self._materializer.record_empty(doc.namespace, doc.id)
             return Outcome.EMPTY
-        with timed(plan.timings, "publish"):
-            await self._publisher.publish_batch(edits)
-        try:
-            with timed(plan.timings, "apply"):
-                self._changed((await self._materializer.apply(edits)).stored)
-        except BaseException:
-            # The batch is on the changelog now: a retry applies it, never decides again.
-            recovered.keep(edits)
-            raise
+        with self._write():
+            with timed(plan.timings, "publish"):
+                await self._publisher.publish_batch(edits)
+            try:
+                with timed(plan.timings, "apply"):
+                    self._changed((await self._materializer.apply(edits)).stored)
+            except BaseException:
+                # The batch is on the changelog now: a retry applies it, never decides again.
+                recovered.keep(edits)
+                raise
         for stage, seconds in plan.timings.items():
             self.metrics.stages.labels(stage=stage).observe(seconds)
         for edit in edits:
@@ -374,13 +394,14 @@ class Editor:
         src = record.source
         log.warning("dead letter %s: %s", _where(record), reason)
         self.metrics.dead_letters.labels(error_type=error_type).inc()
-        await self._publisher.dead_letter(
-            topic=src.topic,
-            partition=src.partition,
-            offset=src.offset,
-            key=record.key,
-            value=record.value,
-            reason=reason,
-            error_type=error_type,
-        )
+        with self._write():
+            await self._publisher.dead_letter(
+                topic=src.topic,
+                partition=src.partition,
+                offset=src.offset,
+                key=record.key,
+                value=record.value,
+                reason=reason,
+                error_type=error_type,
+            )
         return Outcome.DEAD_LETTER

@@ -24,12 +24,13 @@ import asyncio
 import logging
 import os
 import threading
+import time
 import warnings
-from typing import Any
+from typing import Any, Protocol
 
 import faust
 
-__all__ = ["EXIT_STOP_TIMEOUT", "Actors", "StoppingWorker"]
+__all__ = ["EXIT_STOP_TIMEOUT", "Actors", "Holdable", "StoppingWorker"]
 
 log = logging.getLogger(__name__)
 
@@ -37,12 +38,54 @@ log = logging.getLogger(__name__)
 EXIT_STOP_TIMEOUT = 71
 
 
+class Holdable(Protocol):
+    """An actor's commits, which a rebalance holds (agents/window.py's ``Window``)."""
+
+    async def hold(self) -> None: ...
+
+    def resume(self) -> None: ...
+
+
 class Actors:
-    """The editor actors running in this worker, so that a stop can end them at once."""
+    """The editor actors running in this worker, so that a stop can end them at once and
+    a rebalance can hold their commits (``hold``, ``resume``)."""
 
     def __init__(self) -> None:
         self.stopping = False
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._commits: dict[int, Holdable] = {}  # by documents partition
+        self._held = False
+
+    async def enrol(self, partition: int, commits: Holdable) -> None:
+        """An actor's commits, held at once if a rebalance is under way."""
+        self._commits[partition] = commits
+        if self._held:
+            await commits.hold()
+
+    def leave_partition(self, partition: int, commits: Holdable) -> None:
+        """The actor of ``partition`` ends."""
+        if self._commits.get(partition) is commits:
+            del self._commits[partition]
+
+    async def hold(self) -> None:
+        """A rebalance begins (a revocation): every actor stops committing; returns once
+        none is (a commit writing finishes first, one deciding is made again later)."""
+        self._held = True
+        began = time.monotonic()
+        await asyncio.gather(*(commits.hold() for commits in list(self._commits.values())))
+        log.info(
+            "rebalance: the commits of %d actor(s) held in %.2fs",
+            len(self._commits),
+            time.monotonic() - began,
+        )
+
+    def resume(self, partitions: set[int]) -> None:
+        """The rebalance is over: the actors of ``partitions`` (kept) commit again. faust
+        has ended those of the partitions revoked."""
+        self._held = False
+        for partition in partitions:
+            if (commits := self._commits.get(partition)) is not None:
+                commits.resume()
 
     def enter(self) -> bool:
         """Register the calling actor's task; False: the worker is stopping, take nothing."""

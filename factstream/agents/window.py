@@ -41,6 +41,8 @@ from factstream.streams.recovery import RecoveredBatches
 __all__ = ["Window"]
 
 log = logging.getLogger(__name__)
+# How often a hold checks whether the commit under way has begun or ended its writes.
+_HOLD_POLL_S = 0.05
 E = TypeVar("E")  # what the stream yields per record (a faust event)
 
 Committed = Callable[[E, InputRecord, Outcome], Awaitable[None]]
@@ -99,6 +101,12 @@ class Window(Generic[E]):
         # (namespace, document id) -> the commit of the latest copy in flight
         self._copies: dict[tuple[str, str], asyncio.Event] = {}
         self._done = 0  # records committed (popped from ``_pending``)
+        self._open = asyncio.Event()  # cleared while held (a rebalance): no commit begins
+        self._open.set()
+        self._idle = asyncio.Event()  # set while no commit is under way or unacknowledged
+        self._idle.set()
+        self._commit: asyncio.Task[Outcome] | None = None  # the commit under way
+        self._reading: set[int] = set()  # offsets read and not committed
 
     async def run(
         self,
@@ -124,6 +132,7 @@ class Window(Generic[E]):
         finally:
             for task in tasks:
                 task.cancel()
+            self._idle.set()  # nothing commits any more: a hold waiting returns
             await asyncio.gather(*tasks, return_exceptions=True)
             await asyncio.gather(*(item.decision.cancel() for item in self._pending))
             with contextlib.suppress(KeyError):
@@ -140,6 +149,13 @@ class Window(Generic[E]):
             try:
                 async for event in events:
                     record = record_of(event)
+                    if record.source.offset in self._reading:
+                        # Read again while still in flight here: after a rebalance that
+                        # kept the partition, faust seeks it back to its committed offset
+                        # (see ``hold``). Only exact offsets in flight are skipped: one
+                        # delivered out of order is still edited, never lost.
+                        continue
+                    self._reading.add(record.source.offset)
                     self._editor.read_ahead(record)
                     await read.put((event, record))
             finally:
@@ -207,10 +223,57 @@ class Window(Generic[E]):
 
         return earlier
 
+    async def hold(self) -> None:
+        """Commit nothing more until ``resume``: a rebalance is under way.
+
+        Returns once no commit is under way: one that is writing (its changelog batch, its
+        facts) finishes and is acknowledged; one still deciding is cancelled, and made again
+        after ``resume``, deciding afresh. The documents read ahead are kept and their
+        decisions go on (they write nothing): a rebalance lasts about one commit, not the
+        window's LM calls (issue 25's sixth group run). If the partition is revoked, faust
+        then cancels its actor; if it stays, faust seeks it back to its committed offset and
+        the records read again while in flight are skipped (``_read_all``); those
+        committed meanwhile come again as duplicates (found applied, no LM).
+        """
+        self._open.clear()
+        while (commit := self._commit) is not None and not commit.done():
+            if not self._editor.writing:
+                commit.cancel()
+            await asyncio.wait({commit}, timeout=_HOLD_POLL_S)
+        await self._idle.wait()
+
+    def resume(self) -> None:
+        """Commit again (the partition stayed with this worker)."""
+        self._open.set()
+
+    async def _commit_one(self, item: _InFlight[E]) -> Outcome:
+        """Commit ``item`` once no rebalance holds the window, again if one cancels it."""
+        decided: Speculation | None = item.decision
+        while True:
+            while not self._open.is_set():  # held meanwhile? (checked again once woken)
+                await self._open.wait()
+            self._idle.clear()
+            self._commit = asyncio.ensure_future(
+                self._editor.handle(item.record, self._recovered, decided)
+            )
+            try:
+                return await self._commit
+            except asyncio.CancelledError:
+                if (task := asyncio.current_task()) is not None and task.cancelling():
+                    raise  # the run itself is cancelled
+                log.info(
+                    "commit of %s held by a rebalance: made again after it", item.record.source
+                )
+                self._idle.set()
+                await item.decision.cancel()
+                decided = None
+            finally:
+                self._commit = None
+
     async def _commit_all(self, committed: Committed[E]) -> None:
         while (item := await self._queue.get()) is not None:
-            outcome = await self._editor.handle(item.record, self._recovered, item.decision)
-            self._pending.popleft()
+            outcome = await self._commit_one(item)
+            self._reading.discard(self._pending.popleft().record.source.offset)
             self._done += 1
             item.committed.set()
             if item.key is not None:
@@ -218,6 +281,7 @@ class Window(Generic[E]):
                     del self._copies[item.key]
                 self._poke(item.key[0], self._editor.changed)
             await committed(item.event, item.record, outcome)
+            self._idle.set()
             self._slots.release()
             self._gauge.dec()
 

@@ -203,6 +203,7 @@ def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:
     """The faust app with the editor agent: one actor per documents partition, in order."""
     app = create_app(settings.kafka, settings.worker)
     runtime = Runtime(settings)
+    app.hold_commits = runtime.actors.hold  # at a revocation (streams/app.py)
 
     @app.agent(documents_topic(app, settings.kafka), name="editor", isolated_partitions=True)
     async def edit(stream: faust.StreamT[bytes]) -> None:
@@ -302,6 +303,7 @@ async def _edit_partition(
         ahead=settings.embed.batch_size,
         dependencies=None if policy == "off" else policy,
     )
+    await runtime.actors.enrol(partition, window)  # a rebalance holds its commits
     try:
         await window.run(events.events(), _record, committed)
     except ProducerFenced:
@@ -314,6 +316,8 @@ async def _edit_partition(
         # worker restarts (their batches, if published, are found on the changelog).
         log.critical("unrecoverable error; exiting without committing", exc_info=True)
         os._exit(70)
+    finally:
+        runtime.actors.leave_partition(partition, window)
 
 
 def _record(event: Any) -> InputRecord:
@@ -346,7 +350,9 @@ def _track_partitions(app: faust.App, runtime: Runtime, settings: Settings) -> N
 
     @app.on_partitions_assigned.connect
     async def _assigned(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
-        if parts := ours(args[0] if args else kwargs.get("assigned", ())):
+        parts = ours(args[0] if args else kwargs.get("assigned", ()))
+        runtime.actors.resume(parts)  # held at the revocation; faust ended the revoked
+        if parts:
             runtime.assign(parts)
 
     @app.on_partitions_revoked.connect

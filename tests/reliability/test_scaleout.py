@@ -4,10 +4,11 @@ reference of the same documents.
 
 Rebalance protocol: aiokafka (under faust) implements only Kafka's classic group protocol
 with eager rebalancing, so every join or leave revokes all partitions and assigns them
-again; faust stops a partition's actor at revocation, before the new owner starts one. No
-static membership (group.instance.id): a stopped worker should hand its partitions over at
-once (a static member sends no LeaveGroup and holds them for the whole session timeout),
-and workers in a Deployment have no stable identity to give it. Zombies are fenced by the
+again; at the revocation each actor stops committing (agents/window.py's hold) and faust
+ends the actors of the partitions taken away. No static membership (group.instance.id): a
+stopped worker should hand its partitions over at once (a static member sends no
+LeaveGroup and holds them for the whole session timeout), and workers in a Deployment have
+no stable identity to give it. Zombies are fenced by the
 publisher of each documents partition having a fixed transactional id
 (factstream.agents.worker.partition_transactional_id): the new owner's publisher takes the
 id over, which aborts the old owner's open transaction and refuses its next send.
@@ -66,6 +67,8 @@ _GENERATION = re.compile(r"Joined group '[^']+' \(generation (\d+)\)")
 # A worker log's outcome line: "[2026-11-25 17:23:26,930] [pid] [INFO] outcome ...".
 _OUTCOME_AT = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] .* outcome ", re.M)
 _ENV = {"FACTSTREAM_WORKER_PARTITIONS": str(PARTITIONS)}
+# A revocation's hold of the commits (agents/stopping.py): "... held in 0.12s".
+_HELD = re.compile(r"rebalance: the commits of \d+ actor\(s\) held in ([\d.]+)s")
 _BROKER_DOWN_S = 5.0
 # After the election: a client that found its partition's leader gone asks for metadata
 # again (aiokafka's retry backoff, 100 ms) and resumes with the new leader; a second at most,
@@ -141,11 +144,15 @@ async def test_three_workers_in_one_group_through_seeded_rebalances(
         stack.start_worker()
     streaming = asyncio.create_task(stream_documents(stack, scenario.documents, per_second=25))
     actions: Counter[str] = Counter()
+    stops: list[tuple[float, int | None]] = []  # each SIGTERM: seconds to exit, status
     for point in points:
         await stack.wait_outcomes(point, timeout_s=900)
         victim = rng.choice(_joined(stack))
         action = rng.choice(["SIGTERM", "SIGKILL"])
+        signalled = time.monotonic()
         await asyncio.to_thread(stack.kill_worker, victim, getattr(signal, action))
+        if action == "SIGTERM":
+            stops.append((round(time.monotonic() - signalled, 1), victim.returncode))
         actions[action] += 1
         await asyncio.sleep(rng.uniform(0, 2))
         stack.start_worker()
@@ -157,13 +164,19 @@ async def test_three_workers_in_one_group_through_seeded_rebalances(
     actual = await snapshot(stack, scenario)
     rebalances = len(generations(stack))
     outcomes = Counter(m.split()[-1] for m in re.findall(r" outcome \S+ \w+", _logs(stack)))
+    holds = [float(s) for s in _HELD.findall(_logs(stack))]
     figures.record(
         "scaleout_group",
         f"{count} documents in 32 namespaces over {PARTITIONS} partitions, 3 workers, "
         f"{dict(actions)} (each followed by a start), {rebalances} group generations, "
         f"{len(stack.workers)} worker processes in all, {elapsed:.0f}s; outcomes "
-        f"{dict(outcomes)}; {len(actual.edits)} edits, {actual.fact_count} facts",
+        f"{dict(outcomes)}; {len(actual.edits)} edits, {actual.fact_count} facts; "
+        f"SIGTERM (seconds to exit, status) {stops}; {len(holds)} revocations held the "
+        f"commits, longest {max(holds, default=0):.2f}s",
         documents=count,
+        stops=stops,
+        holds=len(holds),
+        longest_hold_s=max(holds, default=0.0),
         actions=dict(actions),
         generations=rebalances,
         workers=len(stack.workers),

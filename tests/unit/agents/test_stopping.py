@@ -50,3 +50,30 @@ class _Consumer:
 def test_the_lag_gauge_skips_a_partition_revoked_meanwhile() -> None:
     assert highwater(_Consumer(assigned=True), "tp") == 42
     assert highwater(_Consumer(assigned=False), "tp") is None  # the worker goes on
+
+
+class _Commits:
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    async def hold(self) -> None:
+        self.calls.append("hold")
+
+    def resume(self) -> None:
+        self.calls.append("resume")
+
+
+async def test_a_rebalance_holds_every_actor_and_resumes_those_kept() -> None:
+    actors = Actors()
+    kept, revoked, late = _Commits(), _Commits(), _Commits()
+    await actors.enrol(0, kept)
+    await actors.enrol(1, revoked)
+    await actors.hold()
+    await actors.enrol(2, late)  # an actor started during the rebalance is held at once
+    actors.resume({0, 2})
+    assert kept.calls == ["hold", "resume"]
+    assert revoked.calls == ["hold"]  # faust ends its actor
+    assert late.calls == ["hold", "resume"]
+    actors.leave_partition(1, revoked)
+    await actors.hold()
+    assert revoked.calls == ["hold"]
