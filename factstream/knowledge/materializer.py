@@ -16,6 +16,7 @@ from typing import Protocol
 
 from factstream.embed.base import Embedder
 from factstream.knowledge.apply import ApplyResult, apply_edits, touched_fact_ids
+from factstream.metrics import timed
 from factstream.store.base import AppliedBatch, FactStore, StoredFact
 from factstream.topics.records import Fact, FactEdit
 
@@ -64,22 +65,39 @@ class Materializer:
     embedder: Embedder
     sink: FactSink | None = None
 
-    async def apply(self, edits: Sequence[FactEdit]) -> Outcome:
-        """Apply one document's whole batch (in batch order)."""
+    async def apply(
+        self,
+        edits: Sequence[FactEdit],
+        steps: dict[str, float] | None = None,
+        *,
+        unapplied: bool = False,
+    ) -> Outcome:
+        """Apply one document's whole batch (in batch order).
+
+        ``steps``: seconds per step (``apply_`` read, embed, write, publish, record) are
+        added to it. ``unapplied``: the caller knows that the document has no applied batch
+        (the editor, which commits its documents one at a time), so it is not read again.
+        """
+        steps = {} if steps is None else steps
         batch = check_batch(edits)
         namespace = edits[0].namespace
-        if await self.store.applied_batch(namespace, batch.document_id) is not None:
-            return Outcome(applied=False, changed=[], skipped=[])
-        before = await self.store.get_stored(namespace, sorted(touched_fact_ids(edits)))
+        with timed(steps, "apply_read"):
+            if not unapplied and await self.store.applied_batch(namespace, batch.document_id):
+                return Outcome(applied=False, changed=[], skipped=[])
+            before = await self.store.get_stored(namespace, sorted(touched_fact_ids(edits)))
         result: ApplyResult = apply_edits({i: s.fact for i, s in before.items()}, edits)
         changed = list(result.changed.values())
         stored: list[StoredFact] = []
         if changed:
-            stored = await self._vectors(changed, before)
-            await self.store.upsert(namespace, stored)
+            with timed(steps, "apply_embed"):
+                stored = await self._vectors(changed, before)
+            with timed(steps, "apply_write"):
+                await self.store.upsert(namespace, stored)
             if self.sink is not None:
-                await self.sink.publish_facts(changed)
-        await self.store.record_batch(namespace, batch)
+                with timed(steps, "apply_publish"):
+                    await self.sink.publish_facts(changed)
+        with timed(steps, "apply_record"):
+            await self.store.record_batch(namespace, batch)
         return Outcome(applied=True, changed=changed, skipped=result.skipped, stored=stored)
 
     async def _vectors(

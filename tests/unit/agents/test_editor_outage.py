@@ -68,18 +68,18 @@ def _editor(store: InMemoryFactStore) -> tuple[Editor, ScriptedLM, Changelog, Re
     return editor, lm, changelog, RecoveredBatches(settings.kafka, _nothing_yet)
 
 
-def _record() -> InputRecord:
+def _record(document_id: str = "doc-1", offset: int = 0) -> InputRecord:
     document = Document(
-        id="doc-1",
+        id=document_id,
         namespace="desk",
         kind="article",
         timestamp=datetime(2024, 3, 1, tzinfo=UTC),
-        text="[doc-1] The ferry resumed service.",  # type: ignore[arg-type]
+        text=f"[{document_id}] The ferry resumed service.",  # type: ignore[arg-type]
     )
     return InputRecord(
         key=b"desk",
         value=document.to_bytes(),
-        source=InputRef(topic="factstream.documents", partition=0, offset=0),
+        source=InputRef(topic="factstream.documents", partition=0, offset=offset),
         appended_ms=0,
     )
 
@@ -145,3 +145,50 @@ async def test_an_early_decision_is_published_though_the_store_went_down_after_i
     assert [(f.text, f.history[0].edit_id) for f in facts] == [
         ("The ferry runs again.", batch[0].edit_id)
     ]
+
+
+class CountingReads(InMemoryFactStore):
+    """Counts the reads of applied batches."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads = 0
+
+    async def applied_batch(self, namespace: str, document_id: str) -> Any:
+        self.reads += 1
+        return await super().applied_batch(namespace, document_id)
+
+
+async def _decided(decision: Decision) -> Decision:
+    return decision
+
+
+async def test_a_commit_after_other_documents_of_its_namespace_reads_no_applied_batch() -> None:
+    """Issue 18: a document found not applied at its decision is not applied at its commit
+    unless a copy of it committed since; other documents' commits do not make its commit
+    read the store (neither the editor's check nor the apply's)."""
+    store = CountingReads()
+    editor, _, changelog, recovered = _editor(store)
+    record = _record()
+    decision = await editor.decide(record, recovered)
+    other = await editor.handle(_record("doc-2", offset=1), recovered)
+    assert other is Outcome.EMPTY  # a commit of the namespace since the decision
+    reads = store.reads
+
+    outcome = await editor.handle(record, recovered, _decided(decision))
+
+    assert outcome is Outcome.APPLIED and store.reads == reads
+    assert len(changelog.batches) == 1
+    assert await store.applied_batch("desk", "doc-1") is not None
+
+
+async def test_a_commit_after_a_copy_of_its_document_committed_finds_it_applied() -> None:
+    store = CountingReads()
+    editor, _, changelog, recovered = _editor(store)
+    record = _record()
+    decision = await editor.decide(record, recovered)
+    assert await editor.handle(_record(offset=1), recovered) is Outcome.APPLIED
+
+    outcome = await editor.handle(record, recovered, _decided(decision))
+
+    assert outcome is Outcome.DUPLICATE and len(changelog.batches) == 1
