@@ -29,7 +29,7 @@ from factstream.concurrency import backoff_delay
 from factstream.config import EditorSettings, WorkerSettings
 from factstream.embed.base import Vector
 from factstream.errors import BadInput, LMOutputInvalid, StoreUnavailable
-from factstream.knowledge.ahead import DocumentVectors
+from factstream.knowledge.ahead import DocumentVectors, FactVectors
 from factstream.knowledge.conflicts import Conflict, conflict
 from factstream.knowledge.materializer import Materializer
 from factstream.knowledge.names import document_title
@@ -48,7 +48,7 @@ from factstream.store.base import SearchHit, StoredFact
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.streams.decode import decode_document
 from factstream.streams.recovery import RecoveredBatches
-from factstream.topics.records import Document, FactEdit, InputRef
+from factstream.topics.records import Document, EditOp, FactEdit, InputRef
 
 __all__ = ["Decision", "Editor", "InputRecord", "Outcome", "WindowGate"]
 
@@ -56,6 +56,8 @@ log = logging.getLogger(__name__)
 
 # Outages stop progress, with back-off, and never drop a document.
 _TRANSIENT = (StoreUnavailable, KafkaError, ConnectionError, asyncio.TimeoutError)
+# The edits that write a fact with a new text (to embed).
+_NEW = frozenset({EditOp.ADD, EditOp.REWRITE})
 # Other errors are retried this many times, then the record is dead-lettered with the error.
 _POISON_ATTEMPTS = 5
 
@@ -105,6 +107,12 @@ class WindowGate(DecisionGate, Protocol):
     judgement: ``base`` counts the commits of its namespace before the candidates judged."""
 
     base: int
+
+
+def _new_texts(decision: Decision | None) -> list[str]:
+    """The texts of the new facts a decision's plan writes (added, or rewritten into)."""
+    plan = None if decision is None else decision.plan
+    return [] if plan is None else [e.text for e in plan.planned if e.op in _NEW]
 
 
 def _where(record: InputRecord) -> str:
@@ -253,7 +261,9 @@ class Editor:
         try:
             decision = None if early is None else await early
             try:
-                return await self._edit(doc, record, recovered, decision)
+                # The new facts' vectors, computed beside the re-check and the transaction.
+                with FactVectors(self._clients.embedder, _new_texts(decision)) as ahead:
+                    return await self._edit(doc, record, recovered, decision, ahead)
             finally:
                 # Whatever it wrote, if anything, decisions begun before now may not have seen.
                 self._ledger.record(doc.namespace, doc.id)
@@ -267,6 +277,7 @@ class Editor:
         record: InputRecord,
         recovered: RecoveredBatches,
         decision: Decision | None,
+        ahead: FactVectors,
     ) -> Outcome:
         steps = self.steps
         if not self._unchanged_since(doc, decision):
@@ -296,7 +307,8 @@ class Editor:
             await self._publisher.publish_batch(edits)
         try:
             with timed(plan.timings, "apply"):
-                self._changed((await self._materializer.apply(edits, steps, unapplied=True)).stored)
+                done = await self._materializer.apply(edits, steps, unapplied=True, ahead=ahead)
+                self._changed(done.stored)
         except BaseException:
             # The batch is on the changelog now: a retry applies it, never decides again.
             recovered.keep(edits)

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from factstream.embed.base import Embedder
+from factstream.embed.base import Embedder, Vector
+from factstream.knowledge.ahead import FactVectors
 from factstream.knowledge.apply import ApplyResult, apply_edits, touched_fact_ids
 from factstream.metrics import timed
 from factstream.store.base import AppliedBatch, FactStore, StoredFact
@@ -71,12 +72,14 @@ class Materializer:
         steps: dict[str, float] | None = None,
         *,
         unapplied: bool = False,
+        ahead: FactVectors | None = None,
     ) -> Outcome:
         """Apply one document's whole batch (in batch order).
 
         ``steps``: seconds per step (``apply_`` read, embed, write, publish, record) are
         added to it. ``unapplied``: the caller knows that the document has no applied batch
         (the editor, which commits its documents one at a time), so it is not read again.
+        ``ahead``: vectors of the new texts, computed beforehand (the others are embedded).
         """
         steps = {} if steps is None else steps
         batch = check_batch(edits)
@@ -90,7 +93,8 @@ class Materializer:
         stored: list[StoredFact] = []
         if changed:
             with timed(steps, "apply_embed"):
-                stored = await self._vectors(changed, before)
+                known = {} if ahead is None else await ahead.known()
+                stored = await self._vectors(changed, before, known)
             with timed(steps, "apply_write"):
                 await self.store.upsert(namespace, stored)
             if self.sink is not None:
@@ -101,22 +105,26 @@ class Materializer:
         return Outcome(applied=True, changed=changed, skipped=result.skipped, stored=stored)
 
     async def _vectors(
-        self, changed: list[Fact], stored: dict[str, StoredFact]
+        self, changed: list[Fact], stored: dict[str, StoredFact], known: dict[str, Vector]
     ) -> list[StoredFact]:
         """``changed`` with their vectors: a fact whose text is the stored one's (an
         invalidation, a reinforcement, a closed interval) keeps its stored vector; the
-        others are embedded, in one call."""
+        others take a ``known`` one, or are embedded, in one call."""
 
         def kept(fact: Fact) -> StoredFact | None:
             before = stored.get(fact.fact_id)
             return before if before is not None and before.fact.text == fact.text else None
 
-        fresh = [fact for fact in changed if kept(fact) is None]
-        vectors = iter(await self.embedder.embed_batch([f.text for f in fresh]) if fresh else [])
+        fresh = [f.text for f in changed if kept(f) is None and f.text not in known]
+        vectors = dict(
+            zip(fresh, await self.embedder.embed_batch(fresh) if fresh else [], strict=True)
+        )
         out = []
         for fact in changed:
             before = kept(fact)
-            out.append(StoredFact(fact, before.vector if before else next(vectors)))
+            vector = before.vector if before else known.get(fact.text, vectors.get(fact.text))
+            assert vector is not None  # noqa: S101 - known or just embedded
+            out.append(StoredFact(fact, vector))
         return out
 
     async def record_empty(self, namespace: str, document_id: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -55,15 +56,19 @@ async def _nothing_yet(since_ms: int) -> AsyncIterator[FactEdit]:
         yield edit
 
 
-def _editor(store: InMemoryFactStore) -> tuple[Editor, ScriptedLM, Changelog, RecoveredBatches]:
+def _editor(
+    store: InMemoryFactStore, changelog: Changelog | None = None, embedder: Any = None
+) -> tuple[Editor, ScriptedLM, Changelog, RecoveredBatches]:
     """An editor on ``store`` whose scripted LM extracts one fact from doc-1."""
     decisions = Decisions(extract={"[doc-1]": ["The ferry runs again."]})
 
     def reply(request: CompletionRequest) -> str:
         return decisions.answer(request.prompt, request.messages[-1].content)
 
-    lm, changelog, settings = ScriptedLM([reply] * 10), Changelog(), Settings()
-    clients = Clients(Metrics.create(), store, HashingEmbedder(), lm, TaskRunner(lm))
+    lm, settings = ScriptedLM([reply] * 10), Settings()
+    changelog = changelog or Changelog()
+    embedder = embedder or HashingEmbedder()
+    clients = Clients(Metrics.create(), store, embedder, lm, TaskRunner(lm))
     editor = Editor(clients, changelog, settings.editor, settings.worker)  # type: ignore[arg-type]
     return editor, lm, changelog, RecoveredBatches(settings.kafka, _nothing_yet)
 
@@ -192,3 +197,45 @@ async def test_a_commit_after_a_copy_of_its_document_committed_finds_it_applied(
     outcome = await editor.handle(record, recovered, _decided(decision))
 
     assert outcome is Outcome.DUPLICATE and len(changelog.batches) == 1
+
+
+class Recording(HashingEmbedder):
+    """Remembers the texts it was asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    async def embed_batch(self, texts: Sequence[str]) -> list[Any]:
+        self.texts += texts
+        return await super().embed_batch(texts)
+
+
+class SlowChangelog(Changelog):
+    """Its transactions take a moment; it notes what was embedded when each ended."""
+
+    def __init__(self, embedder: Recording) -> None:
+        super().__init__()
+        self.embedder = embedder
+        self.embedded: list[list[str]] = []
+
+    async def publish_batch(self, edits: Sequence[FactEdit]) -> None:
+        await asyncio.sleep(0.05)
+        self.embedded.append(list(self.embedder.texts))
+        await super().publish_batch(edits)
+
+
+async def test_a_commit_embeds_its_new_facts_beside_its_kafka_transaction() -> None:
+    """Issue 18: the vectors of the facts a decided plan adds are computed as its commit
+    begins, not after its batch is on the changelog; the apply takes them."""
+    embedder = Recording()
+    changelog = SlowChangelog(embedder)
+    editor, _, _, recovered = _editor(InMemoryFactStore(), changelog, embedder)
+    record = _record()
+    decision = await editor.decide(record, recovered)
+    assert "The ferry runs again." not in embedder.texts
+
+    assert await editor.handle(record, recovered, _decided(decision)) is Outcome.APPLIED
+
+    assert "The ferry runs again." in changelog.embedded[0]
+    assert embedder.texts.count("The ferry runs again.") == 1
