@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from fixtures.decisions import Decisions
+from fixtures.recording import TextRecorder
 
 from factstream.agents.editor import Decision, Editor, InputRecord, Outcome
 from factstream.clients import Clients
@@ -199,22 +200,10 @@ async def test_a_commit_after_a_copy_of_its_document_committed_finds_it_applied(
     assert outcome is Outcome.DUPLICATE and len(changelog.batches) == 1
 
 
-class Recording(HashingEmbedder):
-    """Remembers the texts it was asked to embed."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.texts: list[str] = []
-
-    async def embed_batch(self, texts: Sequence[str]) -> list[Any]:
-        self.texts += texts
-        return await super().embed_batch(texts)
-
-
 class SlowChangelog(Changelog):
     """Its transactions take a moment; it notes what was embedded when each ended."""
 
-    def __init__(self, embedder: Recording) -> None:
+    def __init__(self, embedder: TextRecorder) -> None:
         super().__init__()
         self.embedder = embedder
         self.embedded: list[list[str]] = []
@@ -228,7 +217,7 @@ class SlowChangelog(Changelog):
 async def test_a_commit_embeds_its_new_facts_beside_its_kafka_transaction() -> None:
     """Issue 18: the vectors of the facts a decided plan adds are computed as its commit
     begins, not after its batch is on the changelog; the apply takes them."""
-    embedder = Recording()
+    embedder = TextRecorder()
     changelog = SlowChangelog(embedder)
     editor, _, _, recovered = _editor(InMemoryFactStore(), changelog, embedder)
     record = _record()

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from fixtures import bitemporal
+from fixtures.recording import TextRecorder
 
-from factstream.embed.base import Vector
 from factstream.embed.fake import HashingEmbedder
 from factstream.knowledge.ahead import FactVectors
 from factstream.knowledge.materializer import Materializer
@@ -15,18 +14,6 @@ from factstream.store.memory import InMemoryFactStore
 from factstream.topics.records import EditOp, FactEdit, fact_id_for
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
-
-
-class TextRecorder(HashingEmbedder):
-    """The hashing double, remembering every text it was asked to embed."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.texts: list[str] = []
-
-    async def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
-        self.texts += texts
-        return await super().embed_batch(texts)
 
 
 def edit(
