@@ -23,13 +23,14 @@ from typing import Any
 from bench.chains import chain_seconds
 from factstream.topics.records import Document
 
-__all__ = ["commit_figures", "commit_gaps", "commit_times"]
+__all__ = ["commit_figures", "commit_gaps", "commit_steps", "commit_times"]
 
 _OUTCOME = re.compile(
     r"^\[(?P<at>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\].*? outcome \S+\[(?P<p>\d+)\]@(?P<o>\d+) ",
     re.MULTILINE,
 )
 _AGAIN = re.compile(r"decide '(?P<doc>[^']+)' again")
+_STEPS = re.compile(r" commit '(?P<doc>[^']+)' steps (?P<steps>.*)$", re.MULTILINE)
 
 
 def commit_times(log: str, documents: int) -> list[float]:
@@ -84,12 +85,45 @@ def commit_gaps(log: str, docs: Sequence[Document], waits: dict[str, int]) -> di
     }
 
 
+def commit_steps(log: str, docs: Sequence[Document]) -> dict[str, Any]:
+    """Where a commit's own time goes: per step the worker logs for each commit
+    (agents/window.py: the applied check, the candidates' re-check, the Kafka transaction,
+    the apply's reads, embedding, writes, facts published and batch recorded, the ack), the
+    commits that took it, its median and its total seconds, over the timed documents."""
+    wanted = {doc.id for doc in docs}
+    per_step: dict[str, list[float]] = defaultdict(list)
+    totals: list[float] = []
+    for match in _STEPS.finditer(log):
+        if match["doc"] not in wanted:
+            continue
+        steps = dict(pair.split("=", 1) for pair in match["steps"].split())
+        for step, seconds in steps.items():
+            per_step[step].append(float(seconds))
+        totals.append(sum(float(v) for v in steps.values()))
+    if not totals:
+        return {}
+    return {
+        "commits": len(totals),
+        "median_s": round(statistics.median(totals), 4),
+        "seconds": round(sum(totals), 2),
+        "by_step": {
+            step: {
+                "commits": len(v),
+                "median_s": round(statistics.median(v), 4),
+                "seconds": round(sum(v), 2),
+            }
+            for step, v in sorted(per_step.items(), key=lambda kv: -sum(kv[1]))
+        },
+    }
+
+
 def commit_figures(
     log: str, docs: Sequence[Document], waits: dict[str, int], window: int, latency_s: float
 ) -> dict[str, Any]:
     """``commit_gaps``, and for a window over 1 the chain bound counting the commit's own
     time (bench/chains.py)."""
     figures = commit_gaps(log, docs, waits)
+    figures["steps"] = commit_steps(log, docs)
     commit_s = figures.get("commit_s")
     if window > 1 and commit_s:
         chain_s = chain_seconds(docs, waits, latency_s, commit_s)

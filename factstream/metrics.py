@@ -7,12 +7,16 @@ declared once, as a field of its group with its name, labels and help
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from typing import Any, Self
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 __all__ = [
+    "timed",
     "EmbedMetrics",
     "FeedMetrics",
     "LMMetrics",
@@ -344,3 +348,13 @@ class Metrics:
             worker=WorkerMetrics.create(registry),
             query=QueryMetrics.create(registry),
         )
+
+
+@contextmanager
+def timed(timings: dict[str, float], stage: str) -> Iterator[None]:
+    """Add the seconds the block takes to ``timings[stage]``."""
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - started

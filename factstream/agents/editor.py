@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import Counter
 from collections.abc import Awaitable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -25,12 +24,13 @@ from typing import Literal, Protocol
 
 from aiokafka.errors import KafkaError, ProducerFenced
 
+from factstream.agents.ledger import Ledger
 from factstream.clients import Clients
 from factstream.concurrency import backoff_delay
 from factstream.config import EditorSettings, WorkerSettings
 from factstream.embed.base import Vector
 from factstream.errors import BadInput, LMOutputInvalid, StoreUnavailable
-from factstream.knowledge.ahead import DocumentVectors
+from factstream.knowledge.ahead import DocumentVectors, FactVectors
 from factstream.knowledge.conflicts import Conflict, conflict
 from factstream.knowledge.materializer import Materializer
 from factstream.knowledge.names import document_title
@@ -49,7 +49,7 @@ from factstream.store.base import SearchHit, StoredFact
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.streams.decode import decode_document
 from factstream.streams.recovery import RecoveredBatches
-from factstream.topics.records import Document, FactEdit, InputRef
+from factstream.topics.records import Document, EditOp, FactEdit, InputRef
 
 __all__ = ["Decision", "Editor", "InputRecord", "Outcome", "WindowGate"]
 
@@ -57,6 +57,8 @@ log = logging.getLogger(__name__)
 
 # Outages stop progress, with back-off, and never drop a document.
 _TRANSIENT = (StoreUnavailable, KafkaError, ConnectionError, asyncio.TimeoutError)
+# The edits that write a fact with a new text (to embed).
+_NEW = frozenset({EditOp.ADD, EditOp.REWRITE})
 # Other errors are retried this many times, then the record is dead-lettered with the error.
 _POISON_ATTEMPTS = 5
 
@@ -91,8 +93,8 @@ class Decision:
         recovered: Its batch, found on the changelog (it skips the LM).
         base: Commits of its namespace counted when it began: if none came since, the
             knowledge base it retrieved from is the one its commit sees.
-        checked: Commits of its namespace counted when it found the document not applied
-            (None: not found so).
+        checked: Commits of every namespace counted (``Ledger.serial``) when it found the
+            document not applied (None: not found so).
     """
 
     plan: EditPlan | None = None
@@ -106,6 +108,12 @@ class WindowGate(DecisionGate, Protocol):
     judgement: ``base`` counts the commits of its namespace before the candidates judged."""
 
     base: int
+
+
+def _new_texts(decision: Decision | None) -> list[str]:
+    """The texts of the new facts a decision's plan writes (added, or rewritten into)."""
+    plan = None if decision is None else decision.plan
+    return [] if plan is None else [e.text for e in plan.planned if e.op in _NEW]
 
 
 def _where(record: InputRecord) -> str:
@@ -138,12 +146,14 @@ class Editor:
         )
         self._materializer = Materializer(clients.store, clients.embedder, sink=publisher)
         self.metrics = clients.metrics.worker
-        self._commits: Counter[str] = Counter()  # by namespace: commits begun or done
+        self._ledger = Ledger()  # commits, by namespace and by document
         self._retrieval = Retrieval.from_settings(editor)
         # The facts the last commit (``handle``) changed, with their vectors; None: not
         # known (an attempt failed part way).
         self.changed: list[StoredFact] | None = []
         self._writes = 0  # writes under way (the changelog, the store, the dead letters)
+        # Seconds the last commit spent per step (check, recheck, publish, apply...).
+        self.steps: dict[str, float] = {}
 
     @property
     def writing(self) -> bool:
@@ -169,7 +179,7 @@ class Editor:
 
     def commits(self, namespace: str) -> int:
         """Commits of ``namespace`` begun or done (what a decision's ``base`` counts)."""
-        return self._commits[namespace]
+        return self._ledger.count(namespace)
 
     def key(self, record: InputRecord) -> tuple[str, str] | None:
         """The record's (namespace, document id); None for bad input."""
@@ -194,14 +204,14 @@ class Editor:
             doc = decode_document(record.key, record.value, max_bytes=self._max_bytes)
         except BadInput:
             return Decision()
-        base = self._commits[doc.namespace]
+        base, serial = self._ledger.count(doc.namespace), self._ledger.serial
         if await self._clients.store.applied_batch(doc.namespace, doc.id) is not None:
             return Decision(base=base)
         batch = await recovered.take(doc.namespace, doc.id, record.appended_ms)
         if batch is not None:
-            return Decision(recovered=batch, base=base, checked=base)
+            return Decision(recovered=batch, base=base, checked=serial)
         plan = await edit_document(doc, self._ctx, gate=gate)
-        return Decision(plan, base=base if gate is None else gate.base, checked=base)
+        return Decision(plan, base=base if gate is None else gate.base, checked=serial)
 
     async def handle(
         self,
@@ -228,7 +238,7 @@ class Editor:
         decided: Awaitable[Decision] | None,
     ) -> Outcome:
         outages = failures = 0
-        self.changed = []
+        self.changed, self.steps = [], {}
         while True:
             try:
                 early, decided = decided, None  # a retry decides afresh
@@ -267,10 +277,12 @@ class Editor:
         try:
             decision = None if early is None else await early
             try:
-                return await self._edit(doc, record, recovered, decision)
+                # The new facts' vectors, computed beside the re-check and the transaction.
+                with FactVectors(self._clients.embedder, _new_texts(decision)) as ahead:
+                    return await self._edit(doc, record, recovered, decision, ahead)
             finally:
                 # Whatever it wrote, if anything, decisions begun before now may not have seen.
-                self._commits[doc.namespace] += 1
+                self._ledger.record(doc.namespace, doc.id)
                 self._ahead.drop(doc)  # not decided (a duplicate, recovered): not needed
         except LMOutputInvalid as exc:
             return await self._dead_letter(record, f"LM output invalid: {exc}", "LMOutputInvalid")
@@ -281,17 +293,20 @@ class Editor:
         record: InputRecord,
         recovered: RecoveredBatches,
         decision: Decision | None,
+        ahead: FactVectors,
     ) -> Outcome:
-        if not self._unchanged_since(doc, decision) and (
-            await self._clients.store.applied_batch(doc.namespace, doc.id) is not None
-        ):
-            return Outcome.DUPLICATE
+        steps = self.steps
+        if not self._unchanged_since(doc, decision):
+            with timed(steps, "check"):
+                applied = await self._clients.store.applied_batch(doc.namespace, doc.id)
+            if applied is not None:
+                return Outcome.DUPLICATE
         batch = decision.recovered if decision is not None else None
         if batch is None:
             batch = await recovered.take(doc.namespace, doc.id, record.appended_ms)
         if batch is not None:
             with self._write():
-                self._changed((await self._materializer.apply(batch)).stored)
+                self._changed((await self._materializer.apply(batch, steps, unapplied=True)).stored)
             return Outcome.RECOVERED
         plan = await self._confirmed(doc, decision)
         problem = bound_problem(plan, self._max_edits)
@@ -303,15 +318,16 @@ class Editor:
             return Outcome.REVIEW
         edits = to_records(plan, record.source)
         if not edits:
-            with self._write():
+            with self._write(), timed(steps, "record_empty"):
                 await self._materializer.record_empty(doc.namespace, doc.id)
             return Outcome.EMPTY
         with self._write():
-            with timed(plan.timings, "publish"):
+            with timed(plan.timings, "publish"), timed(steps, "publish"):
                 await self._publisher.publish_batch(edits)
             try:
                 with timed(plan.timings, "apply"):
-                    self._changed((await self._materializer.apply(edits)).stored)
+                    done = await self._materializer.apply(edits, steps, unapplied=True, ahead=ahead)
+                    self._changed(done.stored)
             except BaseException:
                 # The batch is on the changelog now: a retry applies it, never decides again.
                 recovered.keep(edits)
@@ -323,24 +339,30 @@ class Editor:
         return Outcome.APPLIED
 
     def _unchanged_since(self, doc: Document, decision: Decision | None) -> bool:
-        """Whether ``decision`` found the document not applied and nothing was committed in
-        its namespace since: then it is not applied now either (a copy of it committed
-        meanwhile would have counted), and its commit need not read the store again, so an
-        outage that begins after the decision meets it only once its batch is published."""
-        return decision is not None and self._commits[doc.namespace] == decision.checked
+        """Whether ``decision`` found the document not applied and no commit of the
+        document was counted since (agents/ledger.py): then it is not applied now either,
+        and its commit need not read the store again, so an outage that begins after the
+        decision meets it only once its batch is published."""
+        if decision is None or decision.checked is None:
+            return False
+        return self._ledger.committed_since(doc.namespace, doc.id, decision.checked) is False
 
     async def _confirmed(self, doc: Document, decision: Decision | None) -> EditPlan:
         """The plan serial processing makes: the early one if its candidates still stand."""
         if decision is None or decision.plan is None:
             return await edit_document(doc, self._ctx)
         plan = decision.plan
-        if self._commits[doc.namespace] == decision.base or plan.vector is None:
+        if self._ledger.count(doc.namespace) == decision.base or plan.vector is None:
             # Nothing was committed in its namespace since it retrieved (or, a baseline
             # method, it retrieved nothing): it saw what it would see now.
             return plan
-        _, now = await self.probe(plan, plan.timings)
+        with timed(self.steps, "recheck"):
+            _, now = await self.probe(plan, plan.timings)
         reason = conflict(plan.retrieved, now, doc.timestamp)
-        return plan if reason is None else await self.redecide(plan, now, reason, "commit")
+        if reason is None:
+            return plan
+        with timed(self.steps, "redecide"):
+            return await self.redecide(plan, now, reason, "commit")
 
     def _changed(self, stored: list[StoredFact]) -> None:
         if self.changed is not None:  # after a failed attempt it stays unknown
@@ -370,7 +392,7 @@ class Editor:
         """
         doc = plan.document
         assert plan.vector is not None  # noqa: S101 - only plans that retrieved are probed
-        base = self._commits[doc.namespace]
+        base = self._ledger.count(doc.namespace)
         vectors = plan.queries or [plan.vector]
         now = await retrieve(doc, self._ctx, {} if timings is None else timings, vectors)
         return base, now

@@ -188,7 +188,8 @@ class Speculation:
         """Take a finished re-decision (valid as of ``confirmed`` commits); the candidates
         the decision kept stands on."""
         try:
-            self._decision = Decision(redo.result(), base=confirmed)
+            # Still the same document, found not applied (``checked``) by the first decision.
+            self._decision = Decision(redo.result(), base=confirmed, checked=self._now().checked)
         except Exception as exc:  # noqa: BLE001 - speculative: the commit's check decides
             log.info("a speculative re-decision failed, left to the commit: %r", exc)
         plan = self._now().plan

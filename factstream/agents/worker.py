@@ -64,6 +64,7 @@ class Runtime:
         self._gauges: PartitionGauges | None = None
         self._assigned_early: set[int] = set()  # partitions given before the gauges exist
         self._tasks: set[asyncio.Task[None]] = set()
+        self._counting: dict[str, bool] = {}  # namespace -> counted again after this count
         self._stopping: set[asyncio.Future[None]] = set()  # publishers stopping (see editor)
         self.actors = Actors()  # the editor actors, ended at once by a stop signal
 
@@ -139,16 +140,37 @@ class Runtime:
             self._gauges.revoke(partitions)
 
     async def processed(self, record: InputRecord, outcome: Outcome, highwater: int | None) -> None:
-        """Update the gauges after a record; a failed count is logged, never raised."""
+        """Update the gauges after a record. The namespace's facts are counted in the
+        background: the next commit does not wait for the store's aggregate (issue 18)."""
         gauges = await self.gauges()
         gauges.processed(record.source.partition, record.source.offset, highwater)
         if outcome in _CHANGED and record.key is not None:
-            try:
-                await gauges.count(
-                    (await self.clients()).store, record.key.decode(), record.source.partition
-                )
-            except Exception as exc:  # noqa: BLE001 - a gauge must not stop the editing
-                log.warning("facts gauge not updated: %r", exc)
+            self._recount(record.key.decode(), record.source.partition)
+
+    def _recount(self, namespace: str, partition: int) -> None:
+        """Count the namespace's facts soon: one count of a namespace at a time, and one
+        more after it when a batch was applied while it ran."""
+        if namespace in self._counting:
+            self._counting[namespace] = True
+            return
+        self._counting[namespace] = False
+        task = asyncio.create_task(self._count_facts(namespace, partition))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _count_facts(self, namespace: str, partition: int) -> None:
+        try:
+            while True:
+                self._counting[namespace] = False
+                try:
+                    gauges, clients = await self.gauges(), await self.clients()
+                    await gauges.count(clients.store, namespace, partition)
+                except Exception as exc:  # noqa: BLE001 - a gauge must not stop the editing
+                    log.warning("facts gauge not updated: %r", exc)
+                if not self._counting[namespace]:
+                    return
+        finally:
+            del self._counting[namespace]
 
     async def _count(self, partitions: set[int]) -> None:
         # Retried until it succeeds or the partitions are gone: a Weaviate outage at

@@ -1,5 +1,7 @@
-"""Document vectors computed ahead: a document's embedding does not depend on the knowledge
-base, so it can be computed as soon as the document is read, before its turn to be decided.
+"""Vectors computed ahead: a document's embedding does not depend on the knowledge base, so
+it can be computed as soon as the document is read, before its turn to be decided; nor do
+the vectors of the new facts a decided plan will write, so they are computed as its commit
+begins, beside the commit's re-check and Kafka transaction (``FactVectors``).
 
 The worker's window reads a partition's next documents ahead of the ones in flight and
 starts their embeddings here at once: requests made together merge into one batched model
@@ -11,11 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Sequence
+from types import TracebackType
 
 from factstream.embed.base import Embedder, Vector
 from factstream.topics.records import Document
 
-__all__ = ["DocumentVectors"]
+__all__ = ["DocumentVectors", "FactVectors"]
 
 
 class DocumentVectors:
@@ -70,3 +74,42 @@ class DocumentVectors:
 
     def __len__(self) -> int:
         return len(self._started)
+
+
+class FactVectors:
+    """The vectors of fact ``texts``, started now; a context that cancels what is left.
+
+    Computing them writes nothing, so a commit starts them before its batch is durable
+    (docs/design.md section 5): the apply takes those of the texts it needs
+    (``Materializer.apply``) and embeds the others.
+    """
+
+    def __init__(self, embedder: Embedder, texts: Sequence[str]) -> None:
+        self._texts = list(dict.fromkeys(texts))
+        self._task = (
+            asyncio.create_task(embedder.embed_batch(self._texts), name="embed-facts")
+            if self._texts
+            else None
+        )
+
+    async def known(self) -> dict[str, Vector]:
+        """The vectors by text; none if they failed (the apply embeds them and meets the
+        error there)."""
+        if self._task is None:
+            return {}
+        try:
+            return dict(zip(self._texts, await asyncio.shield(self._task), strict=True))
+        except Exception:  # noqa: BLE001 - embedded again by the apply, which raises
+            return {}
+
+    def __enter__(self) -> FactVectors:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()

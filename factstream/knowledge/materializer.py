@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from factstream.embed.base import Embedder
+from factstream.embed.base import Embedder, Vector
+from factstream.knowledge.ahead import FactVectors
 from factstream.knowledge.apply import ApplyResult, apply_edits, touched_fact_ids
+from factstream.metrics import timed
 from factstream.store.base import AppliedBatch, FactStore, StoredFact
 from factstream.topics.records import Fact, FactEdit
 
@@ -64,41 +66,65 @@ class Materializer:
     embedder: Embedder
     sink: FactSink | None = None
 
-    async def apply(self, edits: Sequence[FactEdit]) -> Outcome:
-        """Apply one document's whole batch (in batch order)."""
+    async def apply(
+        self,
+        edits: Sequence[FactEdit],
+        steps: dict[str, float] | None = None,
+        *,
+        unapplied: bool = False,
+        ahead: FactVectors | None = None,
+    ) -> Outcome:
+        """Apply one document's whole batch (in batch order).
+
+        ``steps``: seconds per step (``apply_`` read, embed, write, publish, record) are
+        added to it. ``unapplied``: the caller knows that the document has no applied batch
+        (the editor, which commits its documents one at a time), so it is not read again.
+        ``ahead``: vectors of the new texts, computed beforehand (the others are embedded).
+        """
+        steps = {} if steps is None else steps
         batch = check_batch(edits)
         namespace = edits[0].namespace
-        if await self.store.applied_batch(namespace, batch.document_id) is not None:
-            return Outcome(applied=False, changed=[], skipped=[])
-        before = await self.store.get_stored(namespace, sorted(touched_fact_ids(edits)))
+        with timed(steps, "apply_read"):
+            if not unapplied and await self.store.applied_batch(namespace, batch.document_id):
+                return Outcome(applied=False, changed=[], skipped=[])
+            before = await self.store.get_stored(namespace, sorted(touched_fact_ids(edits)))
         result: ApplyResult = apply_edits({i: s.fact for i, s in before.items()}, edits)
         changed = list(result.changed.values())
         stored: list[StoredFact] = []
         if changed:
-            stored = await self._vectors(changed, before)
-            await self.store.upsert(namespace, stored)
+            with timed(steps, "apply_embed"):
+                known = {} if ahead is None else await ahead.known()
+                stored = await self._vectors(changed, before, known)
+            with timed(steps, "apply_write"):
+                await self.store.upsert(namespace, stored)
             if self.sink is not None:
-                await self.sink.publish_facts(changed)
-        await self.store.record_batch(namespace, batch)
+                with timed(steps, "apply_publish"):
+                    await self.sink.publish_facts(changed)
+        with timed(steps, "apply_record"):
+            await self.store.record_batch(namespace, batch)
         return Outcome(applied=True, changed=changed, skipped=result.skipped, stored=stored)
 
     async def _vectors(
-        self, changed: list[Fact], stored: dict[str, StoredFact]
+        self, changed: list[Fact], stored: dict[str, StoredFact], known: dict[str, Vector]
     ) -> list[StoredFact]:
         """``changed`` with their vectors: a fact whose text is the stored one's (an
         invalidation, a reinforcement, a closed interval) keeps its stored vector; the
-        others are embedded, in one call."""
+        others take a ``known`` one, or are embedded, in one call."""
 
         def kept(fact: Fact) -> StoredFact | None:
             before = stored.get(fact.fact_id)
             return before if before is not None and before.fact.text == fact.text else None
 
-        fresh = [fact for fact in changed if kept(fact) is None]
-        vectors = iter(await self.embedder.embed_batch([f.text for f in fresh]) if fresh else [])
+        fresh = [f.text for f in changed if kept(f) is None and f.text not in known]
+        vectors = dict(
+            zip(fresh, await self.embedder.embed_batch(fresh) if fresh else [], strict=True)
+        )
         out = []
         for fact in changed:
             before = kept(fact)
-            out.append(StoredFact(fact, before.vector if before else next(vectors)))
+            vector = before.vector if before else known.get(fact.text, vectors.get(fact.text))
+            assert vector is not None  # noqa: S101 - known or just embedded
+            out.append(StoredFact(fact, vector))
         return out
 
     async def record_empty(self, namespace: str, document_id: str) -> None:

@@ -29,9 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -46,6 +44,7 @@ from factstream.knowledge.passages import passages
 from factstream.knowledge.persons import said_by, unresolved_person
 from factstream.knowledge.retrieval import Retrieval, Where, editor_candidates, query_vectors
 from factstream.lm.base import Usage
+from factstream.metrics import timed
 from factstream.prompts.classify_facts import FALSE_LABELS, Label
 from factstream.prompts.models import DocumentView
 from factstream.prompts.rewrite_fact import Change
@@ -217,16 +216,6 @@ def _view(doc: Document) -> DocumentView:
 
 def _decided(result: TaskResult[Any]) -> DecidedBy:
     return DecidedBy(model=result.model, prompt_version=result.prompt)
-
-
-@contextmanager
-def timed(timings: dict[str, float], stage: str) -> Iterator[None]:
-    """Add the seconds the block takes to ``timings[stage]``."""
-    started = time.perf_counter()
-    try:
-        yield
-    finally:
-        timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - started
 
 
 async def document_queries(doc: Document, ctx: EditContext, vector: Vector) -> list[Vector]:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 
+from factstream.concurrency import gather_or_cancel
 from factstream.embed.base import Embedder
 from factstream.knowledge.fillers import filled
 from factstream.knowledge.names import document_names, leading_name, mentions
@@ -206,10 +207,12 @@ async def ranked_candidates(
         return [Candidate(h, h.similarity >= how.min_similarity) for h in hits]
     texts = [text, title] if title else [text]
     names = list(dict.fromkeys(n for t in texts for n in document_names(t)))
-    runs = [await search(q, v, how.alpha, size) for q, v in zip(queries, vectors, strict=True)]
+    searches = [search(q, v, how.alpha, size) for q, v in zip(queries, vectors, strict=True)]
     if how.names_query and names:
         # BM25 only, but the similarity is still the cosine with the document's vector.
-        runs.append(await search(" ".join(names), vectors[0], 0.0, size))
+        searches.append(search(" ".join(names), vectors[0], 0.0, size))
+    # One request each, all at once (read-only; the runs keep the queries' order).
+    runs = await gather_or_cancel(*searches)
     pool: dict[str, _Pooled] = {}
     hybrid = {hit.fact.fact_id: hit.score for hit in runs[0]}  # the document's own query
     for run in runs:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from fixtures.decisions import Decisions
+from fixtures.recording import TextRecorder
 
 from factstream.agents.editor import Decision, Editor, InputRecord, Outcome
 from factstream.clients import Clients
@@ -55,31 +57,35 @@ async def _nothing_yet(since_ms: int) -> AsyncIterator[FactEdit]:
         yield edit
 
 
-def _editor(store: InMemoryFactStore) -> tuple[Editor, ScriptedLM, Changelog, RecoveredBatches]:
+def _editor(
+    store: InMemoryFactStore, changelog: Changelog | None = None, embedder: Any = None
+) -> tuple[Editor, ScriptedLM, Changelog, RecoveredBatches]:
     """An editor on ``store`` whose scripted LM extracts one fact from doc-1."""
     decisions = Decisions(extract={"[doc-1]": ["The ferry runs again."]})
 
     def reply(request: CompletionRequest) -> str:
         return decisions.answer(request.prompt, request.messages[-1].content)
 
-    lm, changelog, settings = ScriptedLM([reply] * 10), Changelog(), Settings()
-    clients = Clients(Metrics.create(), store, HashingEmbedder(), lm, TaskRunner(lm))
+    lm, settings = ScriptedLM([reply] * 10), Settings()
+    changelog = changelog or Changelog()
+    embedder = embedder or HashingEmbedder()
+    clients = Clients(Metrics.create(), store, embedder, lm, TaskRunner(lm))
     editor = Editor(clients, changelog, settings.editor, settings.worker)  # type: ignore[arg-type]
     return editor, lm, changelog, RecoveredBatches(settings.kafka, _nothing_yet)
 
 
-def _record() -> InputRecord:
+def _record(document_id: str = "doc-1", offset: int = 0) -> InputRecord:
     document = Document(
-        id="doc-1",
+        id=document_id,
         namespace="desk",
         kind="article",
         timestamp=datetime(2024, 3, 1, tzinfo=UTC),
-        text="[doc-1] The ferry resumed service.",  # type: ignore[arg-type]
+        text=f"[{document_id}] The ferry resumed service.",  # type: ignore[arg-type]
     )
     return InputRecord(
         key=b"desk",
         value=document.to_bytes(),
-        source=InputRef(topic="factstream.documents", partition=0, offset=0),
+        source=InputRef(topic="factstream.documents", partition=0, offset=offset),
         appended_ms=0,
     )
 
@@ -145,3 +151,80 @@ async def test_an_early_decision_is_published_though_the_store_went_down_after_i
     assert [(f.text, f.history[0].edit_id) for f in facts] == [
         ("The ferry runs again.", batch[0].edit_id)
     ]
+
+
+class CountingReads(InMemoryFactStore):
+    """Counts the reads of applied batches."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads = 0
+
+    async def applied_batch(self, namespace: str, document_id: str) -> Any:
+        self.reads += 1
+        return await super().applied_batch(namespace, document_id)
+
+
+async def _decided(decision: Decision) -> Decision:
+    return decision
+
+
+async def test_a_commit_after_other_documents_of_its_namespace_reads_no_applied_batch() -> None:
+    """Issue 18: a document found not applied at its decision is not applied at its commit
+    unless a copy of it committed since; other documents' commits do not make its commit
+    read the store (neither the editor's check nor the apply's)."""
+    store = CountingReads()
+    editor, _, changelog, recovered = _editor(store)
+    record = _record()
+    decision = await editor.decide(record, recovered)
+    other = await editor.handle(_record("doc-2", offset=1), recovered)
+    assert other is Outcome.EMPTY  # a commit of the namespace since the decision
+    reads = store.reads
+
+    outcome = await editor.handle(record, recovered, _decided(decision))
+
+    assert outcome is Outcome.APPLIED and store.reads == reads
+    assert len(changelog.batches) == 1
+    assert await store.applied_batch("desk", "doc-1") is not None
+
+
+async def test_a_commit_after_a_copy_of_its_document_committed_finds_it_applied() -> None:
+    store = CountingReads()
+    editor, _, changelog, recovered = _editor(store)
+    record = _record()
+    decision = await editor.decide(record, recovered)
+    assert await editor.handle(_record(offset=1), recovered) is Outcome.APPLIED
+
+    outcome = await editor.handle(record, recovered, _decided(decision))
+
+    assert outcome is Outcome.DUPLICATE and len(changelog.batches) == 1
+
+
+class SlowChangelog(Changelog):
+    """Its transactions take a moment; it notes what was embedded when each ended."""
+
+    def __init__(self, embedder: TextRecorder) -> None:
+        super().__init__()
+        self.embedder = embedder
+        self.embedded: list[list[str]] = []
+
+    async def publish_batch(self, edits: Sequence[FactEdit]) -> None:
+        await asyncio.sleep(0.05)
+        self.embedded.append(list(self.embedder.texts))
+        await super().publish_batch(edits)
+
+
+async def test_a_commit_embeds_its_new_facts_beside_its_kafka_transaction() -> None:
+    """Issue 18: the vectors of the facts a decided plan adds are computed as its commit
+    begins, not after its batch is on the changelog; the apply takes them."""
+    embedder = TextRecorder()
+    changelog = SlowChangelog(embedder)
+    editor, _, _, recovered = _editor(InMemoryFactStore(), changelog, embedder)
+    record = _record()
+    decision = await editor.decide(record, recovered)
+    assert "The ferry runs again." not in embedder.texts
+
+    assert await editor.handle(record, recovered, _decided(decision)) is Outcome.APPLIED
+
+    assert "The ferry runs again." in changelog.embedded[0]
+    assert embedder.texts.count("The ferry runs again.") == 1

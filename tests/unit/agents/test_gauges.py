@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from aiokafka.partitioner import DefaultPartitioner
 from prometheus_client import CollectorRegistry
 from unit.store.builders import make_fact, stored
 
+from factstream.agents.editor import InputRecord, Outcome
 from factstream.agents.gauges import PartitionGauges, partition_of
+from factstream.agents.worker import Runtime
+from factstream.clients import Clients
+from factstream.config import Settings
+from factstream.embed.fake import HashingEmbedder
+from factstream.lm.fake import ScriptedLM
 from factstream.metrics import Metrics
 from factstream.placement.map import Placement
+from factstream.store.base import FactCounts
 from factstream.store.memory import InMemoryFactStore
+from factstream.tasks.runner import TaskRunner
+from factstream.topics.records import InputRef
 
 TOPIC = "factstream.documents"
 
@@ -96,3 +107,40 @@ async def test_a_mapped_namespace_is_counted_with_its_mapped_partition() -> None
     }
     gauges.revoke({1})
     assert _samples(metrics.registry, "factstream_facts") == {}
+
+
+class SlowCount(InMemoryFactStore):
+    """Its fact counts wait until ``done`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.done, self.counts = asyncio.Event(), 0
+
+    async def count_facts(self, namespace: str) -> FactCounts:
+        self.counts += 1
+        await self.done.wait()
+        return await super().count_facts(namespace)
+
+
+async def test_a_commit_does_not_wait_for_the_facts_count_and_the_gauge_follows() -> None:
+    """Issue 18: the count of a namespace's facts after a commit runs beside the next
+    commits (one at a time per namespace, and once more after batches applied meanwhile)."""
+    metrics, store, lm = Metrics.create(), SlowCount(), ScriptedLM([])
+    runtime = Runtime(Settings())
+    runtime._clients = Clients(metrics, store, HashingEmbedder(), lm, TaskRunner(lm))
+    runtime._gauges = PartitionGauges(metrics.worker, TOPIC)
+    runtime._gauges.assign({0})
+    await store.upsert("desk", [stored(make_fact("f1", namespace="desk"))])
+
+    def record(offset: int) -> InputRecord:
+        return InputRecord(b"desk", b"{}", InputRef(topic=TOPIC, partition=0, offset=offset), 0)
+
+    for offset in range(3):  # one at a time, the first would wait for its count
+        await asyncio.wait_for(runtime.processed(record(offset), Outcome.APPLIED, None), 1.0)
+    assert store.counts == 1
+    await store.upsert("desk", [stored(make_fact("f2", namespace="desk"))])
+    store.done.set()
+    while runtime._tasks:
+        await asyncio.sleep(0.01)
+    assert store.counts == 2  # the batches applied while it counted: counted once more
+    assert _samples(metrics.registry, "factstream_facts")[("desk", "true")] == 2

@@ -47,7 +47,7 @@ class Editor:
         return any(s.fact.fact_id != "far" for s in changed)
 
     async def decide(self, record: InputRecord, recovered: Any) -> Decision:
-        return Decision(plan(list(self.kb)), base=self.count)
+        return Decision(plan(list(self.kb)), base=self.count, checked=self.count)
 
     async def probe(self, first: EditPlan) -> tuple[int, list[SearchHit]]:
         self.probes += 1
@@ -102,6 +102,17 @@ async def test_a_commit_that_changes_the_candidates_starts_a_re_decision_at_once
     editor.release.set()
     decision = await spec
     assert ids(decision) == ["a", "b"] and decision.base == 1
+
+
+async def test_a_re_decision_keeps_what_the_first_decision_found_of_the_document() -> None:
+    """Found not applied by its first decision, the document is still found so after an
+    early re-decision: its commit need not read the store again (issue 18)."""
+    editor = Editor("a")
+    spec = await start(editor)
+    await commit(editor, spec, "a", "b")
+    editor.release.set()
+    decision = await spec
+    assert ids(decision) == ["a", "b"] and decision.base == 1 and decision.checked == 0
 
 
 async def test_a_commit_that_leaves_the_candidates_moves_the_decision_forward() -> None:

@@ -2,30 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from fixtures import bitemporal
+from fixtures.recording import TextRecorder
 
-from factstream.embed.base import Vector
 from factstream.embed.fake import HashingEmbedder
+from factstream.knowledge.ahead import FactVectors
 from factstream.knowledge.materializer import Materializer
 from factstream.store.memory import InMemoryFactStore
 from factstream.topics.records import EditOp, FactEdit, fact_id_for
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
-
-
-class TextRecorder(HashingEmbedder):
-    """The hashing double, remembering every text it was asked to embed."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.texts: list[str] = []
-
-    async def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
-        self.texts += texts
-        return await super().embed_batch(texts)
 
 
 def edit(
@@ -71,3 +59,20 @@ async def test_only_changed_texts_are_embedded_again() -> None:
     assert after[added[1].fact_id].vector == first[added[1].fact_id].vector
     assert list(after[rewrite.fact_id].vector) == embedder.vector(king)
     assert list(after[rewrite.fact_id].vector) != list(after[added[1].fact_id].vector)
+
+
+async def test_vectors_computed_ahead_are_taken_and_only_the_others_embedded() -> None:
+    """Issue 18: a commit embeds its new facts beside its re-check (``FactVectors``)."""
+    store, embedder = InMemoryFactStore(), TextRecorder()
+    materializer = Materializer(store, embedder)
+    queen = "The Queen lives at Buckingham Palace."
+    mayor = "Sadiq Khan is Mayor of London."
+    added = [edit("d1", 0, 2, EditOp.ADD, queen), edit("d1", 1, 2, EditOp.ADD, mayor)]
+    with FactVectors(embedder, [queen, "A text the batch no longer has."]) as ahead:
+        await ahead.known()
+        assert embedder.texts == [queen, "A text the batch no longer has."]
+        await materializer.apply(added, ahead=ahead)
+    assert embedder.texts[2:] == [mayor]  # the queen's vector was known
+    stored = await store.get_stored("desk", [e.fact_id for e in added])
+    plain = await HashingEmbedder().embed_batch([queen, mayor])
+    assert [list(stored[e.fact_id].vector) for e in added] == [list(v) for v in plain]
