@@ -9,7 +9,7 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -96,7 +96,7 @@ async def filled(facts: int, data: Path, keep: str | None, tag: str) -> AsyncIte
             await dep.close()
 
 
-Run = Callable[[int, int, Path, Path, str | None], Awaitable[dict[str, Any]]]
+Run = Callable[[int, int, Path, Path, str | None], Coroutine[Any, Any, dict[str, Any]]]
 
 
 def cli(run: Run, kind: str, doc: str) -> Callable[..., None]:
