@@ -35,6 +35,7 @@ from factstream.knowledge.names import document_names, leading_name, mentions
 from factstream.knowledge.rerank import Candidate, capped, older_facts, view_resorted
 from factstream.knowledge.retrieval_how import Retrieval
 from factstream.knowledge.statements import (
+    Statement,
     named_in,
     predicate,
     restated,
@@ -347,6 +348,8 @@ def could_change(
         subject and count >= how.subject_cap for subject, count in per_subject.items()
     )
     last = min((hit.score for hit in seen), default=None) if len(seen) >= how.top_k else None
+    # The document's statements and who they name, the same for every changed fact.
+    said, named = statements(texts, _STATEMENTS), _statement_named(texts, how)
     for stored in changed:
         fact = stored.fact
         if fact.fact_id in ids:
@@ -356,31 +359,32 @@ def could_change(
         similarity = max(_cosine(vector, stored.vector) for vector in vectors)
         lift = _lift(fact, texts, how)
         passes = similarity >= how.min_similarity or (how.named_pass and lift > 0)
-        said = _said_bound(fact, texts, how)
-        if how.filler_lift and _filler_said(fact, texts):
+        bound = _said_bound(fact, said, named, how)
+        if how.filler_lift and _filler_said(fact, said):
             return True  # a new filler the document names may lift other candidates
         # A tie goes to the newer fact; exact lifts (the filler cue's) tie but for rounding.
-        if passes and (capped or last is None or similarity + lift + said >= last - _ROUNDING):
+        if passes and (capped or last is None or similarity + lift + bound >= last - _ROUNDING):
             return True
     return False
 
 
-def _said_bound(fact: Fact, texts: Sequence[str], how: Retrieval) -> float:
+def _said_bound(
+    fact: Fact, said: Sequence[Statement], named: Callable[[str, str | None], bool], how: Retrieval
+) -> float:
     """The most the statement lift and the filler cue may add to ``fact``: their weights,
-    when a statement of the document names the subject of a fact with a predicate (as
-    ``statement_scores`` and ``fillers.filled`` ask)."""
-    lifts = how.statement_lift if predicate(fact) is not None else 0.0
-    lifts += how.filler_lift if predicate(fact) is not None and fact.object else 0.0
+    when a statement of the document (``said``) names (``named``) the subject of a fact with
+    a predicate (as ``statement_scores`` and ``fillers.filled`` ask)."""
+    if predicate(fact) is None:
+        return 0.0
+    lifts = how.statement_lift + (how.filler_lift if fact.object else 0.0)
     if not lifts:
         return 0.0
-    named = _statement_named(texts, how)
-    said = statements(texts, _STATEMENTS)
     return lifts if any(named(s.naming, fact.subject) for s in said) else 0.0
 
 
-def _filler_said(fact: Fact, texts: Sequence[str]) -> bool:
-    """Whether a statement of the document spells out ``fact``'s object (a filler)."""
-    said = statements(texts, _STATEMENTS)
+def _filler_said(fact: Fact, said: Sequence[Statement]) -> bool:
+    """Whether a statement of the document (``said``) spells out ``fact``'s object (a
+    filler)."""
     return any(fact.object in s.said for s in said) if fact.object else False
 
 
