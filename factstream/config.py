@@ -119,6 +119,19 @@ class StoreSettings(BaseSettings):
         description="Weaviate consistency level of every read and write: replicas that must "
         "answer (QUORUM: 2 of 3).",
     )
+    reindex_window_s: float = Field(
+        60.0,
+        ge=0,
+        description="When a Weaviate node seen down is healthy again, the worker indexes "
+        "again the facts it wrote in this many seconds before the node went down (a node "
+        "SIGKILLed mid-write keeps objects without their vectors); 0 turns it off.",
+    )
+    replica_poll_s: float = Field(
+        2.0,
+        gt=0,
+        description="How often the worker asks Weaviate which nodes are healthy (for "
+        "reindex_window_s).",
+    )
     search_overfetch: int = Field(
         3,
         ge=1,

@@ -42,6 +42,10 @@ class PartitionGauges:
         """The documents partitions this worker owns."""
         return frozenset(self._owned)
 
+    def owns(self, namespace: str, total: int) -> bool:
+        """Whether the namespace's partition (of ``total``) is one this worker owns."""
+        return self._placement.partition(namespace, total) in self._owned
+
     def assign(self, partitions: Collection[int]) -> None:
         """Partitions gained (counting their facts is :meth:`count_partitions`)."""
         self._owned |= set(partitions)

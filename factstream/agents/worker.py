@@ -17,6 +17,7 @@ from prometheus_client import start_http_server
 from factstream.agents.editor import Editor, InputRecord, Outcome
 from factstream.agents.gauges import PartitionGauges
 from factstream.agents.query import register_query_agent
+from factstream.agents.replicas import track_replicas
 from factstream.agents.stopping import Actors, StoppingWorker
 from factstream.agents.window import Window
 from factstream.clients import Clients, open_clients
@@ -252,6 +253,7 @@ def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:
 
     register_query_agent(app, settings, runtime.clients)
     _track_partitions(app, runtime, settings)
+    track_replicas(app, settings, runtime.clients, runtime.gauges)
 
     @app.on_before_shutdown.connect
     async def _close(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:

@@ -6,9 +6,11 @@ applied-batch records). Weaviate errors leave this module as factstream StoreErr
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, cast
@@ -30,6 +32,7 @@ from factstream.config import StoreSettings, WeaviateSettings
 from factstream.errors import StoreError, StoreUnavailable, StoreWriteFailed
 from factstream.store.base import AppliedBatch, FactCounts, FactPage, SearchHit, StoredFact
 from factstream.store.entities import ENTITY_INDEX_VERSION, is_about
+from factstream.store.replicas import ReplicaRepair, nudged
 from factstream.store.rules import (
     check_list_limit,
     check_search_args,
@@ -117,6 +120,11 @@ class WeaviateFactStore:
             level
         )
         self._batch_size, self._overfetch = settings.write_batch_size, settings.search_overfetch
+        # Facts written here, for the nodes that come back from a SIGKILL (store.replicas).
+        self.replicas = (
+            ReplicaRepair(settings.reindex_window_s) if settings.reindex_window_s > 0 else None
+        )
+        self._writing: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._tenants: set[str] = set()
         self._valid_ready: set[str] = set()  # namespaces whose objects all have valid time
         self._entities_ready: set[str] = set()  # ... and the current entity keys
@@ -285,11 +293,10 @@ class WeaviateFactStore:
         if not facts:
             return
         await self._ensure_tenant(namespace)
-        failures: dict[str, str] = {}
-        for start in range(0, len(facts), self._batch_size):
-            failures |= await self._write(namespace, facts[start : start + self._batch_size])
-        if not failures:
-            failures = await self._flush_vectors(namespace, facts[-1])
+        if self.replicas:  # before writing: a failed attempt may have reached a replica
+            self.replicas.wrote(namespace, [item.fact.fact_id for item in facts])
+        async with self._writing[namespace]:
+            failures = await self._write_all(namespace, facts)
         if failures and all(_not_serving_yet(message) for message in failures.values()):
             raise StoreUnavailable(self._url, f"write facts: {next(iter(failures.values()))}")
         if failures:
@@ -439,7 +446,57 @@ class WeaviateFactStore:
                 await collection.tenants.create([Tenant(name=namespace)])
         self._tenants.add(namespace)
 
-    async def _flush_vectors(self, namespace: str, last: StoredFact) -> dict[str, str]:
+    async def node_health(self) -> dict[str, bool] | None:
+        """Each Weaviate node's name -> whether it is HEALTHY; None if none answers."""
+        try:
+            nodes = await self._client.cluster.nodes()
+        except (*_UNAVAILABLE, wx.WeaviateBaseError) as exc:
+            log.info("Weaviate's nodes not listed: %s", exc)
+            return None
+        return {node.name: node.status == "HEALTHY" for node in nodes}
+
+    async def reindex(self, namespace: str, fact_ids: Collection[str]) -> int:
+        """Make every replica index these facts' vectors again; how many exist.
+
+        Each is written with a :func:`nudged` vector, then with its own: a changed vector
+        gives the object a new doc id, which every replica adds to its vector index (an
+        unchanged write keeps the doc id and touches no vector). Written at consistency ALL:
+        a replica that missed these writes would later take the final version from async
+        replication, whose vector equals its old copy's, and index nothing. Read and written
+        under the namespace's write lock, so no upsert of this store falls in between.
+
+        Raises:
+            StoreWriteFailed: some writes were rejected (the facts keep a vector 1e-7 off).
+        """
+        async with self._writing[namespace]:
+            current = list((await self.get_stored(namespace, sorted(fact_ids))).values())
+            if not current:
+                return 0
+            moved = [StoredFact(item.fact, nudged(item.vector)) for item in current]
+            every = self._facts.with_consistency_level(ConsistencyLevel.ALL)
+            failures = await self._write_all(namespace, moved, every)
+            if not failures:
+                failures = await self._write_all(namespace, current, every)
+        if failures:
+            raise StoreWriteFailed(namespace, failures)
+        return len(current)
+
+    async def _write_all(
+        self, namespace: str, facts: Sequence[StoredFact], into: _Collection | None = None
+    ) -> dict[str, str]:
+        """Write in batches, then :meth:`_flush_vectors`; the failed ids with messages.
+        ``into``: the facts collection at another consistency level than the settings'."""
+        failures: dict[str, str] = {}
+        for start in range(0, len(facts), self._batch_size):
+            chunk = facts[start : start + self._batch_size]
+            failures |= await self._write(namespace, chunk, into)
+        if not failures:
+            failures = await self._flush_vectors(namespace, facts[-1], into)
+        return failures
+
+    async def _flush_vectors(
+        self, namespace: str, last: StoredFact, into: _Collection | None = None
+    ) -> dict[str, str]:
         """Make the tenant's vectors just written survive a SIGKILL: write ``last`` again.
 
         Weaviate v1.38.14's synchronous batch path (objectsBatcher.Objects) flushes the
@@ -452,9 +509,11 @@ class WeaviateFactStore:
         vector and properties: Weaviate keeps the doc id) and its own flush writes those
         entries out.
         """
-        return await self._write(namespace, [last])
+        return await self._write(namespace, [last], into)
 
-    async def _write(self, namespace: str, chunk: Sequence[StoredFact]) -> dict[str, str]:
+    async def _write(
+        self, namespace: str, chunk: Sequence[StoredFact], into: _Collection | None = None
+    ) -> dict[str, str]:
         """Write one batch; the failed fact ids with the server's message for each."""
         objects = [
             DataObject(
@@ -466,7 +525,8 @@ class WeaviateFactStore:
         ]
         try:
             with self._translated("write facts"):
-                result = await self._facts.with_tenant(namespace).data.insert_many(objects)
+                facts = self._facts if into is None else into
+                result = await facts.with_tenant(namespace).data.insert_many(objects)
         except StoreError as exc:
             if isinstance(exc, StoreUnavailable) or not isinstance(
                 exc.__cause__, wx.WeaviateInsertManyAllFailedError
