@@ -10,6 +10,7 @@ worker's to write, and a write from here could undo its newer one.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any, Protocol, runtime_checkable
@@ -27,6 +28,11 @@ from factstream.topics.definitions import TopicName, topic_name
 __all__ = ["ReplicaWatch", "track_replicas"]
 
 log = logging.getLogger(__name__)
+
+# Facts per reindex call, and how long one may take: the store's namespace write lock is
+# held meanwhile, so the editor's next commit in that namespace waits at most this long
+# (a Weaviate node just back can be slow to answer a write at consistency ALL).
+_CHUNK, _CHUNK_TIMEOUT_S = 100, 10.0
 
 
 @runtime_checkable
@@ -70,11 +76,16 @@ class ReplicaWatch:
                 )
                 del self.pending[namespace]
                 continue
-            try:
-                count = await self._store.reindex(namespace, fact_ids)
-            except StoreError as exc:
-                log.warning("facts not indexed again yet (next poll retries): %s", exc)
-                return
+            count = 0
+            for chunk in _chunks(sorted(fact_ids), _CHUNK):
+                try:
+                    count += await asyncio.wait_for(
+                        self._store.reindex(namespace, chunk), _CHUNK_TIMEOUT_S
+                    )
+                except (StoreError, TimeoutError) as exc:
+                    log.warning("facts not indexed again yet (next poll retries): %r", exc)
+                    return
+                fact_ids.difference_update(chunk)
             del self.pending[namespace]
             self.reindexed += count
             log.info(
@@ -82,6 +93,10 @@ class ReplicaWatch:
                 count,
                 namespace,
             )
+
+
+def _chunks(items: list[str], size: int) -> list[list[str]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def track_replicas(

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Collection
+
+import pytest
 
 from factstream.agents.replicas import Reindexing, ReplicaWatch
 from factstream.errors import StoreUnavailable
@@ -74,4 +77,40 @@ async def test_a_failed_reindex_is_retried_at_the_next_poll() -> None:
     assert watch.pending == {"a": {"x"}}
     await watch.poll()
     assert store.reindexed == [("a", {"x"})]
+    assert watch.pending == {}
+
+
+async def test_a_slow_reindex_gives_up_for_now_and_keeps_the_rest_pending(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import factstream.agents.replicas as replicas
+
+    monkeypatch.setattr(replicas, "_CHUNK", 2)
+    monkeypatch.setattr(replicas, "_CHUNK_TIMEOUT_S", 0.05)
+    store = Store([UP, DOWN, UP, UP])
+    calls = 0
+    done = store.reindex
+
+    async def slow_second(namespace: str, fact_ids: Collection[str]) -> int:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            await asyncio.sleep(1)
+        return await done(namespace, fact_ids)
+
+    store.reindex = slow_second  # type: ignore[method-assign]
+
+    async def owns(namespace: str) -> bool:
+        return True
+
+    watch = ReplicaWatch(store, owns)
+    await watch.poll()
+    assert store.replicas is not None
+    store.replicas.wrote("a", ["f1", "f2", "f3", "f4"], began=999)
+    await watch.poll()
+    await watch.poll()  # back: the first chunk is written, the second times out
+    assert store.reindexed == [("a", {"f1", "f2"})]
+    assert watch.pending == {"a": {"f3", "f4"}}
+    await watch.poll()
+    assert store.reindexed[-1] == ("a", {"f3", "f4"})
     assert watch.pending == {}
