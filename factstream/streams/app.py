@@ -84,13 +84,16 @@ class SeekingConsumer(AIOKafkaDriverConsumer):
     committed faust commits the first run of acknowledged offsets whatever its start
     (``_new_offset``), so the ones before were lost (issue 25's eighth group run: offsets 0
     and 0-7 of two partitions; tests/integration/test_delivery_order.py). Now the flow stops
-    while partitions are sought, and a resume from a recovery whose seek began before the
-    latest revocation (or while another seek runs) is refused: the next recovery resumes it.
+    while partitions are sought, and a resume is refused until a seek begun since the latest
+    revocation has ended: the stale recovery's is, the next recovery resumes the flow.
+
+    A seek still running does not hold a resume back: faust's fetcher seeks too when a
+    fetch returns while the flow is stopped (``getmany``), beside the recovery's seek after
+    most rebalances; waiting for it could leave the flow stopped until the next rebalance.
     """
 
     _revocations = 0  # revocations so far
     _sought = -1  # the revocation count when the latest complete seek began
-    _seeking = 0  # seeks under way
 
     def _new_consumer_thread(self) -> AIOKafkaConsumerThread:
         return _SeekingThread(self, loop=self.loop, beacon=self.beacon)
@@ -103,21 +106,15 @@ class SeekingConsumer(AIOKafkaDriverConsumer):
         """Seek every partition to its committed offset with nothing handed over meanwhile."""
         self.stop_flow()
         began = self._revocations
-        self._seeking += 1
-        try:
-            await super().perform_seek()
-        finally:
-            self._seeking -= 1
+        await super().perform_seek()
         if began == self._revocations:
             self._sought = began
 
     def resume_flow(self) -> None:
-        if self._seeking or self._sought != self._revocations:
+        if self._sought != self._revocations:
             log.info(
-                "flow not resumed: %s (the next recovery resumes it)",
-                "a seek is under way"
-                if self._seeking
-                else "the partitions were revoked since they were sought",
+                "flow not resumed: the partitions were revoked since they were sought "
+                "(the next recovery resumes it)"
             )
             return
         super().resume_flow()

@@ -131,20 +131,18 @@ async def test_a_recovery_overtaken_by_a_revocation_does_not_resume_the_flow(
     assert consumer.flow_active
 
 
-async def test_no_resume_while_a_newer_seek_is_under_way(consumer: Any) -> None:
-    first, second = _Seeks(), _Seeks()
+async def test_a_seek_of_the_fetcher_still_running_does_not_hold_the_resume_back(
+    consumer: Any,
+) -> None:
+    fetchers, recoverys = _Seeks(), _Seeks()
     await consumer.on_partitions_revoked(set())
-    consumer.seek_to_committed = first
-    stale = asyncio.create_task(_recovery(consumer, first))
-    await first.began.wait()
-    await consumer.on_partitions_revoked(set())
-    consumer.seek_to_committed = second
-    current = asyncio.create_task(consumer.perform_seek())
-    await second.began.wait()
-    first.done.set()
-    await stale
-    assert not consumer.flow_active  # overtaken, and a seek is under way
-    second.done.set()
-    await current
-    consumer.resume_flow()
-    assert consumer.flow_active
+    consumer.stop_flow()
+    consumer.seek_to_committed = fetchers  # faust's getmany, a fetch back while stopped
+    fetcher = asyncio.create_task(consumer.perform_seek())
+    await fetchers.began.wait()
+    consumer.seek_to_committed = recoverys
+    recoverys.done.set()
+    await _recovery(consumer, recoverys)
+    assert consumer.flow_active  # not stopped until the next rebalance
+    fetchers.done.set()
+    await fetcher
