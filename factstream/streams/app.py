@@ -85,7 +85,8 @@ class SeekingConsumer(AIOKafkaDriverConsumer):
     (``_new_offset``), so the ones before were lost (issue 25's eighth group run: offsets 0
     and 0-7 of two partitions; tests/integration/test_delivery_order.py). Now the flow stops
     while partitions are sought, and a resume is refused until a seek begun since the latest
-    revocation has ended: the stale recovery's is, the next recovery resumes the flow.
+    revocation has ended: the overtaken recovery's resume is refused, the next recovery's
+    resumes the flow.
 
     A seek still running does not hold a resume back: faust's fetcher seeks too when a
     fetch returns while the flow is stopped (``getmany``), beside the recovery's seek after
