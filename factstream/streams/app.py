@@ -70,10 +70,55 @@ class _SeekingThread(AIOKafkaConsumerThread):
 
 
 class SeekingConsumer(AIOKafkaDriverConsumer):
-    """faust's aiokafka consumer, with a ``_SeekingThread``."""
+    """faust's aiokafka consumer, with a ``_SeekingThread``, whose flow (the hand-over of
+    fetched records to the actors' queues) resumes only after a seek made since the last
+    revocation.
+
+    After each assignment faust's recovery seeks the partitions (``perform_seek``), then
+    clears the actors' queues and resumes the flow. A recovery still seeking when the next
+    rebalance revokes the partitions went on resuming the flow in the middle of that
+    rebalance: the next recovery then sought with the flow running, faust handed records
+    over while and after it reset its read offsets, its queue clear dropped them, and the
+    fetch from the sought offset dropped every offset below the read offset left behind
+    (``_drain_messages``). The actor's first record was a later one; on a partition never
+    committed faust commits the first run of acknowledged offsets whatever its start
+    (``_new_offset``), so the ones before were lost (issue 25's eighth group run: offsets 0
+    and 0-7 of two partitions; tests/integration/test_delivery_order.py). Now the flow stops
+    while partitions are sought, and a resume is refused until a seek begun since the latest
+    revocation has ended: the overtaken recovery's resume is refused, the next recovery's
+    resumes the flow.
+
+    A seek still running does not hold a resume back: faust's fetcher seeks too when a
+    fetch returns while the flow is stopped (``getmany``), beside the recovery's seek after
+    most rebalances; waiting for it could leave the flow stopped until the next rebalance.
+    """
+
+    _revocations = 0  # revocations so far
+    _sought = -1  # the revocation count when the latest complete seek began
 
     def _new_consumer_thread(self) -> AIOKafkaConsumerThread:
         return _SeekingThread(self, loop=self.loop, beacon=self.beacon)
+
+    async def on_partitions_revoked(self, revoked: set[TP]) -> None:
+        self._revocations += 1
+        await super().on_partitions_revoked(revoked)
+
+    async def perform_seek(self) -> None:
+        """Seek every partition to its committed offset with nothing handed over meanwhile."""
+        self.stop_flow()
+        began = self._revocations
+        await super().perform_seek()
+        if began == self._revocations:
+            self._sought = began
+
+    def resume_flow(self) -> None:
+        if self._sought != self._revocations:
+            log.info(
+                "flow not resumed: the partitions were revoked since they were sought "
+                "(the next recovery resumes it)"
+            )
+            return
+        super().resume_flow()
 
 
 class _Transport(AIOKafkaTransport):

@@ -1,17 +1,21 @@
-"""The consumer thread's seek after a rebalance (streams/app.py): partitions with nothing
-committed go back to their first offset (issue 25: aiokafka seeks only offsets above 0)."""
+"""The consumer's seek after a rebalance (streams/app.py): partitions with nothing committed
+go back to their first offset (issue 25: aiokafka seeks only offsets above 0), and the flow
+resumes only after a seek made since the latest revocation (issue 25's eighth group run)."""
 
 from __future__ import annotations
 
+import asyncio
+from collections import defaultdict
 from typing import Any
 
 import pytest
 from aiokafka import TopicPartition
 from aiokafka.consumer.fetcher import OffsetResetStrategy
 from aiokafka.consumer.subscription_state import Assignment
+from faust.transport.consumer import Consumer
 from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
 
-from factstream.streams.app import _SeekingThread
+from factstream.streams.app import SeekingConsumer, _SeekingThread
 
 
 class _FakeConsumer:
@@ -61,3 +65,84 @@ async def test_the_livelock_check_skips_a_partition_whose_position_is_being_rese
     with pytest.raises(AssertionError):
         verify(None, 0.0, tp)
     _thread(_FakeConsumer({})).verify_event_path(0.0, tp)  # skipped, not raised
+
+
+class _Seeks:
+    """The consumer's seek after a rebalance, held open until ``done`` is set."""
+
+    def __init__(self) -> None:
+        self.began, self.done = asyncio.Event(), asyncio.Event()
+
+    async def __call__(self) -> dict[TopicPartition, int | None]:
+        self.began.set()
+        await self.done.wait()
+        return {}
+
+
+@pytest.fixture
+def consumer(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The app's consumer with only its flow and seek state (no faust service, no thread),
+    its revocation reduced to the count (faust's own steps need the running app)."""
+
+    async def revoked(self: Any, revoked: set[TopicPartition]) -> None:
+        return None
+
+    monkeypatch.setattr(Consumer, "on_partitions_revoked", revoked)
+    consumer: Any = object.__new__(SeekingConsumer)
+    consumer.can_resume_flow, consumer.suspend_flow = asyncio.Event(), asyncio.Event()
+    consumer.flow_active = True  # faust's initial state
+    consumer._read_offset = defaultdict(lambda: None)
+    consumer._committed_offset = defaultdict(lambda: None)
+    return consumer
+
+
+async def _recovery(consumer: Any, seeks: _Seeks) -> None:
+    """faust's recovery after an assignment (Recovery._resume_streams): seek, then resume."""
+    await consumer.perform_seek()
+    consumer.resume_flow()
+
+
+async def test_the_flow_resumes_after_a_seek_made_since_the_revocation(consumer: Any) -> None:
+    seeks = _Seeks()
+    consumer.seek_to_committed = seeks
+    await consumer.on_partitions_revoked(set())
+    consumer.stop_flow()
+    seeks.done.set()
+    await _recovery(consumer, seeks)
+    assert consumer.flow_active
+
+
+async def test_a_recovery_overtaken_by_a_revocation_does_not_resume_the_flow(
+    consumer: Any,
+) -> None:
+    seeks = _Seeks()
+    consumer.seek_to_committed = seeks
+    await consumer.on_partitions_revoked(set())
+    recovery = asyncio.create_task(_recovery(consumer, seeks))
+    await seeks.began.wait()
+    assert not consumer.flow_active  # nothing is handed over while partitions are sought
+    await consumer.on_partitions_revoked({TopicPartition("docs", 7)})  # the next rebalance
+    consumer.stop_flow()  # as faust's revocation does
+    seeks.done.set()  # the seek ends in the middle of that rebalance
+    await recovery
+    assert not consumer.flow_active  # issue 25's eighth group run: it was resumed here
+    seeks.began.clear()
+    await _recovery(consumer, seeks)  # the next assignment's recovery
+    assert consumer.flow_active
+
+
+async def test_a_seek_of_the_fetcher_still_running_does_not_hold_the_resume_back(
+    consumer: Any,
+) -> None:
+    fetchers, recoverys = _Seeks(), _Seeks()
+    await consumer.on_partitions_revoked(set())
+    consumer.stop_flow()
+    consumer.seek_to_committed = fetchers  # faust's getmany, a fetch back while stopped
+    fetcher = asyncio.create_task(consumer.perform_seek())
+    await fetchers.began.wait()
+    consumer.seek_to_committed = recoverys
+    recoverys.done.set()
+    await _recovery(consumer, recoverys)
+    assert consumer.flow_active  # not stopped until the next rebalance
+    fetchers.done.set()
+    await fetcher
