@@ -200,6 +200,17 @@ def _ask(r: dict[str, Any], name: str, key: str, goal: str) -> Iterator[Row]:
                 "",
                 "",
             )
+        if "again" in m:
+            again, first = m["again"], m["search"]
+            yield (
+                name,
+                f"the same again with {m['runtime']} embeddings, after the reference, "
+                f"{int(facts):,} facts; the store's search, first pass / again",
+                f"{again['p50_ms']} / {again['p95_ms']}; {first['p50_ms']} / {first['p95_ms']}, "
+                f"{again['search']['p50_ms']} / {again['search']['p95_ms']}",
+                "",
+                "",
+            )
         if "embed_question" in m and "runtime" in m:
             mine, theirs = m["embed_question"], m.get("torch_reference", {}).get("embed_question")
             yield (

@@ -144,6 +144,7 @@ async def test_every_benchmark_runs_and_writes_its_results(
     step = found["ask"]["facts"][str(SMOKE.ask_facts[0])]
     assert step["runtime"] == "onnx"
     _check_latencies(step["torch_reference"], SMOKE.ask_queries)
+    _check_latencies(step["again"], SMOKE.ask_queries)  # onnx once more, after the reference
     _check_million(found["ask_1m"])
     _check_e2e(found["e2e"])
     _check_backlog(found["backlog"], tmp_path)
