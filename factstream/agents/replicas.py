@@ -25,7 +25,7 @@ from factstream.store.replicas import ReplicaRepair
 from factstream.streams.admin import topic_partitions
 from factstream.topics.definitions import TopicName, topic_name
 
-__all__ = ["ReplicaWatch", "track_replicas"]
+__all__ = ["Reindexing", "ReplicaWatch", "track_replicas"]
 
 log = logging.getLogger(__name__)
 
