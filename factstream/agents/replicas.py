@@ -110,10 +110,12 @@ def track_replicas(
         return
     topic = topic_name(TopicName.DOCUMENTS, settings.kafka.topic_prefix)
     watch: list[ReplicaWatch] = []
+    partitions: list[int] = []  # the documents topic's count, asked of Kafka once
 
     async def owns(namespace: str) -> bool:
-        total = len(await topic_partitions(settings.kafka, topic))
-        return (await gauges()).owns(namespace, total)
+        if not partitions:
+            partitions.append(len(await topic_partitions(settings.kafka, topic)))
+        return (await gauges()).owns(namespace, partitions[0])
 
     @app.timer(interval=settings.store.replica_poll_s)  # type: ignore[untyped-decorator]
     async def _watch_replicas() -> None:
