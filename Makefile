@@ -40,8 +40,8 @@ $(VENV)/.installed: pyproject.toml deploy/local/require-tools.sh
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "factstream needs Python >= 3.11"'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
-	$(BIN)/python -m factstream.services.compose_cli
+	$(BIN)/pip install --quiet -e '.[dev,lab]'
+	$(BIN)/python -m factstream_lab.stack.compose_cli
 	@touch $@
 
 # First run: resolves Kafka from Maven Central, builds Weaviate (go install),
@@ -49,7 +49,7 @@ $(VENV)/.installed: pyproject.toml deploy/local/require-tools.sh
 # model to ONNX (seconds); about 15-25 minutes. Cached in $${FACTSTREAM_CACHE_DIR:-~/.cache/factstream}.
 provision: setup
 	$(BIN)/factstream services provision
-	$(BIN)/python -m factstream.services.promtool
+	$(BIN)/python -m factstream_lab.stack.promtool
 	$(BIN)/python -m factstream.embed.onnx_export
 
 services: setup
@@ -59,13 +59,13 @@ demo: setup
 	$(BIN)/factstream demo
 
 lint: setup
-	$(BIN)/ruff check factstream tests bench examples
-	$(BIN)/ruff format --check factstream tests bench examples
+	$(BIN)/ruff check factstream factstream_lab tests bench examples
+	$(BIN)/ruff format --check factstream factstream_lab tests bench examples
 	$(BIN)/mypy
 
 format: setup
-	$(BIN)/ruff check --fix factstream tests bench examples
-	$(BIN)/ruff format factstream tests bench examples
+	$(BIN)/ruff check --fix factstream factstream_lab tests bench examples
+	$(BIN)/ruff format factstream factstream_lab tests bench examples
 
 # lint, the unit tests, the integration tests: in this order (.NOTPARALLEL), stopping at the
 # first that fails. Together the two pytest runs are the whole suite.

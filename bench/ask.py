@@ -3,11 +3,11 @@
 One namespace is filled with synthetic facts whose vectors derive from real embeddings
 (bench.corpus.FactPool), in steps (10k, then 100k ...), batch-inserted with precomputed
 vectors through the fact store. At each step the CLARK-News questions are asked through the
-query engine (factstream.knowledge.query: embed the question, hybrid search for facts true
+query engine (factstream.ask.query: embed the question, hybrid search for facts true
 now, facts as of then) and the ERASE A.3 prompt is built; the LM is not called. Beside
 it, 2-hop questions on names of the pool's sentences ("Who is the chief executive of
 NAME's employer?") are asked in mode multi_hop: planned by the rules, two hops of
-entity-filtered search (``knowledge.chain``), the prompt built; no LM either.
+entity-filtered search (``ask.chain``), the prompt built; no LM either.
 Where the configured runtime is not torch, the same questions are then asked with the torch
 reference and once more with the configured runtime (``again``): the goal is judged on the
 first pass after the load, and ``again`` shows what a later pass takes on the same facts.
@@ -32,19 +32,19 @@ from bench.harness import Deployment
 from bench.measure import summary_ms, wait_idle
 from bench.own_weaviate import OwnWeaviate
 from bench.sizes import Size
+from factstream.ask.hop_rules import plan_by_rules
+from factstream.ask.query import AskRequest, QueryEngine, prompt_facts
+from factstream.ask.time_plan import has_temporal_cue
+from factstream.ask.valid_time import ValidTimeSource, question_valid_time
 from factstream.clients import Clients, open_clients
 from factstream.config import Settings
 from factstream.embed.base import Embedder
 from factstream.embed.factory import choose_runtime, load_embedder
-from factstream.knowledge.hop_rules import plan_by_rules
-from factstream.knowledge.names import document_names
-from factstream.knowledge.query import AskRequest, QueryEngine, prompt_facts
-from factstream.knowledge.time_plan import has_temporal_cue
-from factstream.knowledge.valid_time import ValidTimeSource, question_valid_time
 from factstream.prompts import answer
-from factstream.services import manager
-from factstream.services.process import read_pid
 from factstream.store.base import StoredFact
+from factstream.text.names import document_names
+from factstream_lab.stack import manager
+from factstream_lab.stack.process import read_pid
 
 __all__ = ["GOAL_MS", "HOPS", "MILLION", "MILLION_GOAL_MS", "run", "run_million"]
 

@@ -33,8 +33,8 @@ from weaviate.classes.query import MetadataQuery
 from bench import kept
 from bench.ask import _engine
 from bench.measure import summary_ms
-from factstream.knowledge.query import AskRequest
-from factstream.knowledge.valid_time import question_valid_time
+from factstream.ask.query import AskRequest
+from factstream.ask.valid_time import question_valid_time
 from factstream.store import weaviate_store as ws
 from factstream.store.base import SearchHit
 

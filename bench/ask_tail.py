@@ -34,9 +34,9 @@ import typer
 from bench import kept
 from bench.ask import _engine
 from bench.measure import percentile, summary_ms
+from factstream.ask.query import AskRequest
+from factstream.ask.valid_time import question_valid_time
 from factstream.embed.factory import load_embedder
-from factstream.knowledge.query import AskRequest
-from factstream.knowledge.valid_time import question_valid_time
 from factstream.store import weaviate_store as ws
 
 __all__ = ["main"]

@@ -22,8 +22,8 @@ import typer
 from bench import kept
 from bench.ask import _engine
 from bench.ask_tail import _VARIANTS
+from factstream.ask.query import AskRequest
 from factstream.embed.factory import load_embedder
-from factstream.knowledge.query import AskRequest
 
 __all__ = ["main"]
 

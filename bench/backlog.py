@@ -21,7 +21,7 @@ from bench.lag import LagReader
 from bench.plot import plot_lag
 from bench.sizes import Size
 from factstream.config import Settings
-from factstream.services.process import free_port
+from factstream_lab.stack.process import free_port
 
 __all__ = ["run"]
 

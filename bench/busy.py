@@ -52,9 +52,9 @@ from bench.scrape import Samples, scrape
 from bench.sizes import Size
 from factstream.config import EditorSettings, Settings
 from factstream.embed.factory import load_embedder
-from factstream.services.process import free_port
 from factstream.streams.changelog import read_changelog
 from factstream.topics.records import Document, EditOp, FactEdit
+from factstream_lab.stack.process import free_port
 
 __all__ = ["NAMESPACE", "run", "window_supported"]
 

@@ -8,7 +8,7 @@
   successor, and rewrites it to the successor there.
 - Stated facts: CLARK-News excerpts name their subjects as the article does ("the Duchess
   of Cambridge"), the triples as Wikidata does ("Catherine, Princess of Wales"), so the
-  grounding check (factstream.knowledge.grounding) refuses most facts the stub extracts
+  grounding check (factstream.edit.grounding) refuses most facts the stub extracts
   from the bare excerpt. A benchmark document is the excerpt followed by the facts the stub
   extracts from it, so every fact the stub adds or rewrites to is grounded in its document.
 - Synthetic facts: a pool of real sentences (document sentences, verbalised triples and
@@ -31,9 +31,9 @@ import numpy as np
 import numpy.typing as npt
 
 from bench.harness import REPO
-from factstream.eval.datasets import Clark, ClarkDocument, load_clark, verbalise
 from factstream.prompts.extract_facts import DEFAULT_MAX_FACTS
 from factstream.topics.records import Document, DocumentKind, Fact, HistoryEntry
+from factstream_lab.eval.datasets import Clark, ClarkDocument, load_clark, verbalise
 
 __all__ = [
     "DEFAULT_DATA",

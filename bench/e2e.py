@@ -19,9 +19,9 @@ from bench.harness import Deployment
 from bench.lag import LagReader
 from bench.measure import summary_ms
 from bench.sizes import Size
+from factstream.ask.query import AskRequest, QueryEngine
 from factstream.clients import open_clients
 from factstream.config import Settings
-from factstream.knowledge.query import AskRequest, QueryEngine
 
 __all__ = ["run"]
 

@@ -20,12 +20,12 @@ import orjson
 from aiokafka import AIOKafkaProducer
 
 from factstream.config import Settings
-from factstream.placement.map import Placement
-from factstream.services.process import free_port, stop_children, wait_until
 from factstream.store.weaviate_store import drop_collections
 from factstream.streams.admin import delete_topics, ensure_topics
+from factstream.streams.placement import Placement
 from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import Document
+from factstream_lab.stack.process import free_port, stop_children, wait_until
 
 __all__ = ["REPO", "Deployment"]
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from bench.measure import rss_mib
 from factstream.config import Settings, WeaviateSettings
-from factstream.services.process import CacheLayout, free_ports, stop_children, wait_until
-from factstream.services.weaviate import WeaviateService
+from factstream_lab.stack.process import CacheLayout, free_ports, stop_children, wait_until
+from factstream_lab.stack.weaviate import WeaviateService
 
 __all__ = ["OwnWeaviate"]
 

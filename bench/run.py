@@ -29,7 +29,7 @@ from bench.corpus import DEFAULT_DATA
 from bench.report import RESULTS, busy_goals, new_report, table, write
 from bench.sizes import SIZES, Size
 from factstream.config import Settings, load_settings
-from factstream.services import manager
+from factstream_lab.stack import manager
 
 __all__ = ["Bench", "busy_size", "main", "run_benchmarks"]
 

@@ -65,10 +65,10 @@ from bench.scale_probe import (
 )
 from bench.throughput import service_pids
 from factstream.config import Settings, load_settings
-from factstream.placement.map import Placement
-from factstream.services import manager
-from factstream.services.process import free_ports
+from factstream.streams.placement import Placement
 from factstream.topics.records import Document
+from factstream_lab.stack import manager
+from factstream_lab.stack.process import free_ports
 
 __all__ = ["GOAL_PER_WORKER", "Shape", "efficiency", "run"]
 

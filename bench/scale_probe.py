@@ -21,8 +21,8 @@ from typing import Any
 import httpx
 
 from bench.scrape import scrape
-from factstream.placement.map import Placement
 from factstream.placement.planner import plan
+from factstream.streams.placement import Placement
 from factstream.topics.records import Document
 
 __all__ = [

@@ -35,12 +35,12 @@ from factstream.agents.editor import Editor, InputRecord, Outcome
 from factstream.clients import open_clients
 from factstream.config import Settings
 from factstream.embed.factory import choose_runtime
-from factstream.services import manager
-from factstream.services.process import read_pid
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.streams.recovery import RecoveredBatches
 from factstream.topics.definitions import TopicName
 from factstream.topics.records import Document, InputRef
+from factstream_lab.stack import manager
+from factstream_lab.stack.process import read_pid
 
 __all__ = ["GOAL", "run", "service_pids"]
 

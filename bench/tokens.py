@@ -18,16 +18,16 @@ from bench.harness import Deployment
 from bench.sizes import Size
 from factstream.clients import Clients, open_clients
 from factstream.config import EditorSettings, Settings
-from factstream.eval.datasets import ClarkDocument
 from factstream.lm.base import Usage
-from factstream.prompts.classify_facts import FALSE_LABELS, Label
-from factstream.prompts.models import DocumentView
-from factstream.store.base import StoredFact
-from factstream.tasks.editing import (
+from factstream.lm.tasks.editing import (
     DEFAULT_CLASSIFY_FACTS,
     classify_facts_batched,
     classify_facts_per_fact,
 )
+from factstream.prompts.classify_facts import FALSE_LABELS, Label
+from factstream.prompts.models import DocumentView
+from factstream.store.base import StoredFact
+from factstream_lab.eval.datasets import ClarkDocument
 
 __all__ = ["BATCHED", "GOAL", "PER_FACT", "run"]
 

@@ -1,14 +1,19 @@
 """The `factstream` command line: the root app, its command groups, and its one error handler.
 
-Each subsystem keeps its commands beside it (``services/commands.py``, ``ops/commands.py``,
-``agents/commands.py``, ``eval/commands.py``, ``api/commands.py``, ``feeds/commands.py``,
-``world/commands.py``, ``consumer/commands.py``, ``mirror/commands.py``,
-``placement/commands.py``);
-a FactstreamError from any of them ends here as ``error: <message>`` and exit code 1.
+Each subsystem keeps its commands beside it (``ops/commands.py``, ``agents/commands.py``,
+``api/commands.py``, ``feeds/commands.py``, ``consumer/commands.py``, ``mirror/commands.py``,
+``placement/commands.py``); a FactstreamError from any of them ends here as
+``error: <message>`` and exit code 1.
+
+Other packages add commands through the ``factstream.commands`` entry-point group: each entry
+names a function that takes the root app and registers its commands on it. The laboratory
+(``factstream_lab``: ``demo``, ``up``, ``services``, ``eval``, ``world``) registers this way when
+it is installed, so the product never imports it.
 """
 
 from __future__ import annotations
 
+from importlib.metadata import entry_points
 from typing import Any
 
 import typer
@@ -19,15 +24,15 @@ from factstream.api.commands import api_app
 from factstream.console import print_error
 from factstream.consumer.commands import changelog_app
 from factstream.errors import FactstreamError
-from factstream.eval.commands import eval_app
 from factstream.feeds.commands import feeds_app
 from factstream.mirror.commands import mirror_app
 from factstream.ops.commands import ops_app
 from factstream.placement.commands import placement_app
-from factstream.services.commands import services_app
-from factstream.world.commands import world_app
 
-__all__ = ["app", "main"]
+__all__ = ["COMMANDS_GROUP", "app", "main", "register_plugins"]
+
+#: The entry-point group through which other packages register commands on the root app.
+COMMANDS_GROUP = "factstream.commands"
 
 
 class _Root(TyperGroup):
@@ -46,16 +51,22 @@ app = typer.Typer(
     help="factstream: keep an LM's knowledge current as the world changes.",
     no_args_is_help=True,
 )
-app.add_typer(ops_app)  # demo, up, config, publish, facts, rebuild
+app.add_typer(ops_app)  # config, publish, facts, rebuild
 app.add_typer(agents_app)  # worker, ask
-app.add_typer(services_app, name="services")
-app.add_typer(eval_app, name="eval")
 app.add_typer(api_app, name="api")
 app.add_typer(feeds_app, name="feeds")
-app.add_typer(world_app, name="world")
 app.add_typer(changelog_app, name="changelog")
 app.add_typer(mirror_app, name="mirror")
 app.add_typer(placement_app, name="placement")
+
+
+def register_plugins(root: typer.Typer) -> None:
+    """Let each installed ``factstream.commands`` entry point add its commands to ``root``."""
+    for entry in entry_points(group=COMMANDS_GROUP):
+        entry.load()(root)
+
+
+register_plugins(app)
 
 
 def main() -> None:

@@ -13,11 +13,11 @@ from factstream.config import Settings
 from factstream.embed.base import Embedder
 from factstream.embed.factory import load_embedder
 from factstream.lm.base import LMClient
-from factstream.lm.factory import build_lm, build_task_runner
+from factstream.lm.factory import build_lm
+from factstream.lm.tasks.runner import TaskRunner, build_task_runner
 from factstream.metrics import Metrics
 from factstream.store.base import FactStore
 from factstream.store.weaviate_store import WeaviateFactStore
-from factstream.tasks.runner import TaskRunner
 
 __all__ = ["Clients", "open_clients"]
 

@@ -1,21 +1,18 @@
-"""What the command line prints with: one rich console, errors, service rows, fact histories,
+"""What the command line prints with: one rich console, errors, fact histories,
 and the times it reads (``--as-of``, ``--valid-at``, ``--valid-from``/``--valid-to``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from factstream.temporal.intervals import ValidInterval, at
 
 if TYPE_CHECKING:
-    from factstream.services.manager import ServiceStatus
     from factstream.topics.records import Fact
 
 __all__ = [
@@ -24,7 +21,6 @@ __all__ = [
     "console",
     "history_line",
     "print_error",
-    "print_status",
     "utc",
     "valid_option",
 ]
@@ -46,14 +42,6 @@ def print_error(error: object) -> None:
     """``error: <what went wrong>``, the first word in bold red."""
     # escape: a message may quote a log's last lines, whose brackets are not markup.
     console.print(f"[bold red]error:[/] {escape(str(error))}")
-
-
-def print_status(rows: Sequence[ServiceStatus]) -> None:
-    """A table of the local services: state, endpoint, pid, log."""
-    table = Table("service", "state", "endpoint", "pid", "log")
-    for row in rows:
-        table.add_row(row.name, row.state.value, row.endpoint, str(row.pid or "-"), row.log)
-    console.print(table, soft_wrap=True)
 
 
 def history_line(fact: Fact) -> str:

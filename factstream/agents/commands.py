@@ -20,7 +20,7 @@ from factstream.console import (
 )
 
 if TYPE_CHECKING:
-    from factstream.knowledge.query import AskResult
+    from factstream.ask.query import AskResult
 
 __all__ = ["agents_app"]
 
@@ -69,8 +69,8 @@ def ask(
     ] = None,
 ) -> None:
     """Answer a question from a namespace's facts (in-process, as POST /v1/ask does)."""
+    from factstream.ask.query import AskRequest, QueryEngine
     from factstream.clients import open_clients
-    from factstream.knowledge.query import AskRequest, QueryEngine
 
     valid = valid_option(valid_at, valid_from, valid_to)
     if mode not in (None, "single", "multi_hop", "auto"):

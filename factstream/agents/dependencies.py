@@ -17,7 +17,7 @@ decides: ``speculate`` judges now, ``extraction`` waits for the extraction only,
 waits for the whole plan.
 
 Nothing here decides what the LM is shown: the commit still checks every decision's
-candidates (knowledge/conflicts.py) and decides again where a prediction missed, so the
+candidates (edit/conflicts.py) and decides again where a prediction missed, so the
 changelog stays that of W = 1 (docs/concurrency.md).
 """
 
@@ -29,8 +29,8 @@ from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Literal, Protocol
 
+from factstream.edit.pipeline import EditPlan, PlannedEdit
 from factstream.embed.base import Vector
-from factstream.knowledge.pipeline import EditPlan, PlannedEdit
 from factstream.metrics import WorkerMetrics
 from factstream.store.base import SearchHit, StoredFact
 from factstream.topics.records import EditOp, Fact, HistoryEntry, edit_id_for, fact_id_for

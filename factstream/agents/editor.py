@@ -9,7 +9,7 @@ Editing is two steps, so that several documents can be in flight (agents/window.
 ``decide`` (retrieval and the LM, on the knowledge base as it stands) may run early and
 beside other documents' decisions; ``handle`` commits, one document at a time in input
 order. A decision made while an earlier document of its namespace was being committed is
-checked at its commit (knowledge/conflicts.py) and made again if its candidates changed.
+checked at its commit (edit/conflicts.py) and made again if its candidates changed.
 """
 
 from __future__ import annotations
@@ -26,15 +26,11 @@ from aiokafka.errors import KafkaError, ProducerFenced
 
 from factstream.agents.ledger import Ledger
 from factstream.clients import Clients
-from factstream.concurrency import backoff_delay
 from factstream.config import EditorSettings, WorkerSettings
-from factstream.embed.base import Vector
-from factstream.errors import BadInput, LMOutputInvalid, StoreUnavailable
-from factstream.knowledge.ahead import DocumentVectors, FactVectors
-from factstream.knowledge.conflicts import Conflict, conflict
-from factstream.knowledge.materializer import Materializer
-from factstream.knowledge.names import document_title
-from factstream.knowledge.pipeline import (
+from factstream.edit.ahead import DocumentVectors, FactVectors
+from factstream.edit.conflicts import Conflict, conflict
+from factstream.edit.materializer import Materializer
+from factstream.edit.pipeline import (
     DecisionGate,
     EditContext,
     EditPlan,
@@ -44,11 +40,15 @@ from factstream.knowledge.pipeline import (
     timed,
     to_records,
 )
-from factstream.knowledge.retrieval import Retrieval, could_change
+from factstream.edit.retrieval import Retrieval, could_change
+from factstream.embed.base import Vector
+from factstream.errors import BadInput, LMOutputInvalid, StoreUnavailable
+from factstream.resilience import backoff_delay
 from factstream.store.base import SearchHit, StoredFact
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.streams.decode import decode_document
 from factstream.streams.recovery import RecoveredBatches
+from factstream.text.names import document_title
 from factstream.topics.records import Document, EditOp, FactEdit, InputRef
 
 __all__ = ["Decision", "Editor", "InputRecord", "Outcome", "WindowGate"]

@@ -7,7 +7,7 @@ a partition twice, and a worker that lost a partition leaves no stale value behi
 Facts are counted from the store, so the gauge is right after a restart and after a rebuild:
 on assignment for every namespace whose partition the worker gained (namespaces are keys of
 the documents topic, placed by the placement map, else by Kafka's default murmur2
-partitioner: factstream.placement.map), and after every batch
+partitioner: factstream.streams.placement), and after every batch
 the worker applies, for that batch's namespace.
 """
 
@@ -17,8 +17,8 @@ import logging
 from collections.abc import Collection, Mapping
 
 from factstream.metrics import WorkerMetrics
-from factstream.placement.map import Placement, partition_of
 from factstream.store.base import FactStore
+from factstream.streams.placement import Placement, partition_of
 
 __all__ = ["PartitionGauges", "partition_of"]
 

@@ -1,6 +1,6 @@
 """The query agent on Kafka: factstream.questions in, factstream.answers out (by question id).
 
-Same logic as ``POST /v1/ask`` (knowledge/query.py) and the same authorisation: a question
+Same logic as ``POST /v1/ask`` (ask/query.py) and the same authorisation: a question
 record carries the API key in its ``authorization`` header (``Bearer KEY``, as over HTTP),
 which must allow reading the record's namespace; the record's Kafka key must be that
 namespace. Whatever goes wrong is answered: an Answer with ``error`` set to
@@ -19,6 +19,7 @@ import orjson
 from pydantic import ValidationError
 
 from factstream.access import KeyTable, load_key_table
+from factstream.ask.query import AskRequest, QueryEngine
 from factstream.clients import Clients
 from factstream.config import Settings
 from factstream.errors import (
@@ -30,7 +31,6 @@ from factstream.errors import (
     StoreUnavailable,
     Unauthenticated,
 )
-from factstream.knowledge.query import AskRequest, QueryEngine
 from factstream.metrics import QueryMetrics
 from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import Answer, Question

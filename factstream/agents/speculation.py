@@ -27,8 +27,8 @@ from typing import Any
 
 from factstream.agents.dependencies import Gate, Track
 from factstream.agents.editor import Decision, Editor, InputRecord
-from factstream.knowledge.conflicts import conflict
-from factstream.knowledge.pipeline import EditPlan
+from factstream.edit.conflicts import conflict
+from factstream.edit.pipeline import EditPlan
 from factstream.store.base import SearchHit, StoredFact
 from factstream.streams.recovery import RecoveredBatches
 

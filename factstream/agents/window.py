@@ -13,7 +13,7 @@ again if its candidates changed, so the changelog and the knowledge base are tho
 W = 1 (docs/concurrency.md).
 
 Records are read up to ``ahead`` past the window and their documents' embeddings started
-at once (knowledge/ahead.py: a vector does not depend on the knowledge base), so they reach
+at once (edit/ahead.py: a vector does not depend on the knowledge base), so they reach
 the model together, in batches; reading acknowledges nothing.
 
 Two copies of one document (the same namespace and id) are never decided at once: the
@@ -34,8 +34,8 @@ from typing import Generic, TypeVar
 from factstream.agents.dependencies import Gate, Policy, Track
 from factstream.agents.editor import Editor, InputRecord, Outcome
 from factstream.agents.speculation import Speculation
-from factstream.concurrency import backoff_delay
 from factstream.metrics import timed
+from factstream.resilience import backoff_delay
 from factstream.store.base import StoredFact
 from factstream.streams.recovery import RecoveredBatches
 
@@ -146,7 +146,7 @@ class Window(Generic[E]):
 
         async def read_ahead() -> None:
             # Up to ``ahead`` records past the window are read, and their documents'
-            # embeddings started (knowledge/ahead.py); nothing is acked by reading.
+            # embeddings started (edit/ahead.py); nothing is acked by reading.
             try:
                 async for event in events:
                     record = record_of(event)

@@ -21,12 +21,12 @@ from factstream.agents.replicas import track_replicas
 from factstream.agents.stopping import Actors, StoppingWorker
 from factstream.agents.window import Window
 from factstream.clients import Clients, open_clients
-from factstream.concurrency import backoff_delay
 from factstream.config import Settings
-from factstream.placement.map import Placement
+from factstream.resilience import backoff_delay
 from factstream.streams.admin import ensure_topics, topic_partitions
 from factstream.streams.app import create_app, documents_topic
 from factstream.streams.changelog import ChangelogPublisher
+from factstream.streams.placement import Placement
 from factstream.streams.recovery import RecoveredBatches
 from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import InputRef

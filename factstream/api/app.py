@@ -11,10 +11,13 @@ from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from factstream.access import KeyTable, load_key_table
+from factstream.api.console.routes import STATIC_DIR
+from factstream.api.console.routes import router as console
 from factstream.api.limits import Admission, BodyLimit
 from factstream.api.metrics import ApiMetrics
 from factstream.api.routes import router
 from factstream.api.state import ApiState
+from factstream.ask.query import QueryEngine
 from factstream.clients import Clients, open_clients
 from factstream.config import Settings
 from factstream.errors import (
@@ -28,9 +31,6 @@ from factstream.errors import (
     StoreUnavailable,
     Unauthenticated,
 )
-from factstream.knowledge.query import QueryEngine
-from factstream.web.routes import STATIC_DIR
-from factstream.web.routes import router as console
 
 __all__ = ["create_app", "status_of"]
 
@@ -98,7 +98,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.include_router(router)
-    app.include_router(console)  # the web console, /ui (factstream/web)
+    app.include_router(console)  # the web console, /ui (factstream/api/console)
     app.mount("/ui/static", StaticFiles(directory=STATIC_DIR), name="console-static")
     app.add_exception_handler(FactstreamError, _error)
     app.add_exception_handler(RequestValidationError, _invalid)

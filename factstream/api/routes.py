@@ -29,8 +29,8 @@ from factstream.api.schemas import (
     ValidTimeOut,
 )
 from factstream.api.state import ApiState, State
+from factstream.ask.query import AskRequest, Gathered
 from factstream.errors import FactNotFound, FactstreamError, Forbidden
-from factstream.knowledge.query import AskRequest, Gathered
 from factstream.lm.json_fields import JsonFieldReader
 from factstream.temporal.intervals import ValidInterval, at
 

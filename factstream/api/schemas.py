@@ -14,8 +14,8 @@ from pydantic import (
     model_validator,
 )
 
-from factstream.knowledge.query import AskRequest, AskResult, UsedFact, UsedHop, fact_as_of
-from factstream.knowledge.valid_time import ValidTime, ValidTimeSource
+from factstream.ask.query import AskRequest, AskResult, UsedFact, UsedHop, fact_as_of
+from factstream.ask.valid_time import ValidTime, ValidTimeSource
 from factstream.store.rules import valid_interval
 from factstream.temporal.intervals import ValidInterval, at
 from factstream.topics.records import (

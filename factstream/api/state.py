@@ -10,9 +10,9 @@ from fastapi import Depends, Request
 
 from factstream.access import KeyTable
 from factstream.api.metrics import ApiMetrics
+from factstream.ask.query import QueryEngine
 from factstream.clients import Clients
 from factstream.config import ApiSettings, KafkaSettings, LMSettings
-from factstream.knowledge.query import QueryEngine
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.topics.records import Document
 

@@ -21,11 +21,10 @@ from factstream.feeds.config import FeedSpec, load_feeds
 from factstream.feeds.entries import FeedEntry
 from factstream.feeds.fetch import ErrorKind, FeedFetcher, FeedFetchError, Validators, backoff_delay
 from factstream.feeds.parse import FeedParseError, parse_feed
-from factstream.feeds.records import FeedEntryState
 from factstream.feeds.state import FeedPublisher, FeedState, Publication, read_feed_state
 from factstream.metrics import FeedMetrics
 from factstream.streams.admin import ensure_topics
-from factstream.topics.records import Document
+from factstream.topics.records import Document, FeedEntryState
 
 __all__ = ["FeedPoller", "PollResult", "open_poller", "run_feeds"]
 

@@ -14,15 +14,19 @@ from dataclasses import dataclass
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from factstream.config import KafkaSettings
-from factstream.feeds.records import FeedEntryState, state_key
 from factstream.streams.admin import topic_partitions
 from factstream.streams.producer import Outgoing, TransactionalProducer
 from factstream.topics.definitions import TopicName, topic_name
-from factstream.topics.records import Document
+from factstream.topics.records import Document, FeedEntryState
 
-__all__ = ["FeedPublisher", "FeedState", "Publication", "read_feed_state"]
+__all__ = ["FeedPublisher", "FeedState", "Publication", "read_feed_state", "state_key"]
 
 FeedState = dict[tuple[str, str], FeedEntryState]  # (namespace, entry id) -> latest
+
+
+def state_key(namespace: str, entry_id: str) -> bytes:
+    """The compaction key: one live record per (namespace, feed entry)."""
+    return f"{namespace}/{entry_id}".encode()
 
 
 @dataclass(frozen=True)

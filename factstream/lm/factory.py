@@ -9,9 +9,8 @@ from factstream.lm.base import LMClient
 from factstream.lm.cache import CachingLM, SQLiteLMCache
 from factstream.lm.openai_compat import OpenAICompatLM
 from factstream.metrics import LMMetrics
-from factstream.tasks.runner import TaskRunner
 
-__all__ = ["LM_CACHE_FILE", "build_lm", "build_task_runner", "lm_cache_path"]
+__all__ = ["LM_CACHE_FILE", "build_lm", "lm_cache_path"]
 
 LM_CACHE_FILE = "lm-cache.sqlite"
 
@@ -33,10 +32,3 @@ def build_lm(lm: LMSettings, cache_dir: Path, metrics: LMMetrics) -> LMClient:
     if not lm.cache:
         return client
     return CachingLM(client, SQLiteLMCache(lm_cache_path(lm, cache_dir)), metrics)
-
-
-def build_task_runner(lm_settings: LMSettings, lm: LMClient, metrics: LMMetrics) -> TaskRunner:
-    """A TaskRunner with the output-retry budget and temperature of the settings."""
-    return TaskRunner(
-        lm, metrics, attempts=lm_settings.output_attempts, temperature=lm_settings.temperature
-    )

@@ -20,7 +20,6 @@ import openai
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletionMessageParam
 
-from factstream.concurrency import CircuitBreaker, OutageTooLong, backoff_delay
 from factstream.config import LMSettings
 from factstream.errors import (
     LMConfigError,
@@ -39,6 +38,7 @@ from factstream.lm.backends import (
 )
 from factstream.lm.base import Completion, CompletionRequest, TokenSink, Usage
 from factstream.metrics import LMMetrics
+from factstream.resilience import CircuitBreaker, OutageTooLong, backoff_delay
 
 __all__ = ["OpenAICompatLM"]
 

@@ -1,7 +1,7 @@
 """The mirror's database side: one round (batches, dead letters, offsets) per transaction.
 
 A round's document batches are folded into the facts exactly as the knowledge base folds
-them (``knowledge/apply.py``: the same code), the first batch per document wins, and the
+them (``edit/apply.py``: the same code), the first batch per document wins, and the
 next changelog offsets are written in the same PostgreSQL transaction: after a crash the
 database holds a round whole or not at all, and reading resumes from its offsets, so no
 edit is lost or applied twice. A session advisory lock keeps a second mirror of the same
@@ -20,8 +20,8 @@ import psycopg
 from psycopg.types.json import Jsonb
 from psycopg.types.range import Range
 
+from factstream.edit.apply import apply_edits, touched_fact_ids
 from factstream.errors import FactstreamError
-from factstream.knowledge.apply import apply_edits, touched_fact_ids
 from factstream.mirror.schema import DDL
 from factstream.store.rules import valid_interval
 from factstream.topics.records import Fact, FactEdit

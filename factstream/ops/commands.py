@@ -1,9 +1,9 @@
-"""The operator's top-level commands: demo, up, config, publish, facts, rebuild."""
+"""The operator's top-level commands: config, publish, facts, rebuild."""
 
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,8 +15,6 @@ from factstream.console import (
     ValidFromOption,
     ValidToOption,
     console,
-    history_line,
-    print_status,
     utc,
     valid_option,
 )
@@ -27,98 +25,6 @@ if TYPE_CHECKING:
 __all__ = ["ops_app"]
 
 ops_app = typer.Typer()
-
-
-@ops_app.command()
-def demo(
-    data: Annotated[
-        Path | None, typer.Option(exists=True, dir_okay=False, help="Documents (JSON Lines).")
-    ] = None,
-    results: Annotated[
-        Path | None,
-        typer.Option(
-            dir_okay=False,
-            help="Write the run's figures here (JSON); default <cache>/demo/<namespace>.json.",
-        ),
-    ] = None,
-) -> None:
-    """The main job: stack up, worker on, CLARK-News documents edited in, the story told."""
-    import json
-
-    from rich.progress import Progress
-
-    from factstream.demo import DEFAULT_DEMO_DATA, run_demo
-    from factstream.demo_mirror import mirror_lines
-    from factstream.demo_story import story_lines
-    from factstream.mirror.store import RoundResult
-    from factstream.services import manager
-    from factstream.services.progress import cache_banner, console_progress
-
-    settings, data = load_settings(), data or DEFAULT_DEMO_DATA
-    namespace = f"demo-{datetime.now(UTC):%Y%m%d-%H%M%S}"
-    console.print(cache_banner(settings.local.cache_dir))
-    with console_progress(console) as progress:
-        # PostgreSQL too: the mirror runs beside the worker.
-        names = [*manager.SERVICE_NAMES, "postgres"]
-        rows = manager.up(settings, names, progress=progress)
-    print_status(rows)
-    with data.open("rb") as file:
-        total = sum(1 for line in file if line.strip())
-    with Progress(console=console) as bar:
-        task = bar.add_task(f"editing {total} documents into {namespace}", total=total)
-        mirrored = bar.add_task("edits mirrored into PostgreSQL", total=None)
-
-        def each_round(round_: RoundResult, lag: int) -> None:
-            bar.advance(mirrored, round_.edits)
-
-        result = asyncio.run(
-            run_demo(
-                settings, data, namespace, lambda n: bar.advance(task, n), on_mirror=each_round
-            )
-        )
-    table = Table("true", "fact", "history")
-    for fact in sorted(result.facts, key=lambda f: f.first_seen):
-        table.add_row(str(fact.truth), fact.text, history_line(fact))
-    console.print(table)
-    ops = ", ".join(f"{op} {n}" for op, n in sorted(result.ops.items())) or "none"
-    console.print(
-        f"{result.published.published} documents in {result.seconds:.0f}s; {len(result.facts)} "
-        f"facts ({sum(f.truth for f in result.facts)} true); edits by op: {ops}"
-    )
-    console.print(f"worker log: {result.worker_log}")
-    for line in story_lines(result.story):
-        console.print(line, markup=False, soft_wrap=True)
-    audit = result.audit
-    console.print(
-        f"Audit of the kept facts (stricter than the check): {audit.flagged_documents} of "
-        f"{audit.documents_with_facts} documents with kept facts flagged",
-        markup=False,
-    )
-    for flagged in audit.flagged:
-        flags = "; ".join(f"{f.kind} {f.detail!r}" for f in flagged.flags)
-        console.print(f"  {flagged.document_id}: {flagged.text!r}: {flags}", markup=False)
-    if result.mirror is not None:
-        for line in mirror_lines(result.mirror):
-            console.print(line, markup=False, soft_wrap=True)
-    path = results or settings.local.cache_dir / "demo" / f"{namespace}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figures = result.to_json(settings.lm.model, data)
-    path.write_text(json.dumps(figures, indent=2, default=str) + "\n")
-    console.print(f"figures: {path}", markup=False)
-    console.print(
-        f"[bold]Model: {settings.lm.model}.[/] The default SmolLM2-135M follows the output "
-        "formats but not the meaning: its facts and labels are not to be trusted. Point "
-        "FACTSTREAM_LM_URL at vLLM with a real model for real edits."
-    )
-
-
-@ops_app.command()
-def up() -> None:
-    """The whole local stack in the foreground: services, worker, API (and feeds); Ctrl-C stops."""
-    from factstream.up import run_up
-
-    code = run_up(load_settings(), lambda line: console.print(line, markup=False, soft_wrap=True))
-    raise typer.Exit(code=code)
 
 
 @ops_app.command()

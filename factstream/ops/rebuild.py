@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from factstream.clients import Clients
 from factstream.config import KafkaSettings
-from factstream.knowledge.materializer import Materializer
+from factstream.edit.materializer import Materializer
 from factstream.streams.changelog import first_batches, in_input_order, read_changelog
 from factstream.topics.records import FactEdit
 

@@ -109,8 +109,8 @@ def show(
 ) -> None:
     """The documents partition each namespace goes to (mapped, or hashed by its key):
     what a publisher outside factstream must send to, with the key set to the namespace."""
-    from factstream.placement.map import Placement
     from factstream.placement.propose import topic_count
+    from factstream.streams.placement import Placement
 
     settings = load_settings()
     placement = Placement.load(settings.kafka.placement_file)

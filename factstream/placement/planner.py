@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from factstream.placement.map import Placement, PlacementError
+from factstream.streams.placement import Placement, PlacementError
 
 __all__ = ["Plan", "plan", "spread"]
 

@@ -11,10 +11,10 @@ from typing import Literal
 import orjson
 
 from factstream.config import KafkaSettings, WorkerSettings
-from factstream.placement.map import Placement, PlacementError
 from factstream.placement.observe import Observed, from_changelog, from_documents, unread_partitions
 from factstream.placement.planner import Plan, plan
 from factstream.streams.admin import topic_partitions
+from factstream.streams.placement import Placement, PlacementError
 from factstream.topics.definitions import TopicName, topic_name
 
 __all__ = ["Proposal", "Source", "expected_volume", "propose", "topic_count"]

@@ -2,7 +2,7 @@
 
 ``plan_hops.v1`` asks the LM for the entity the question starts from, copied from the
 question, and the relations to follow from it, first hop first, each in a few words. The
-rule planner (``knowledge.hop_rules``) reads the common shapes without an LM; this prompt
+rule planner (``ask.hop_rules``) reads the common shapes without an LM; this prompt
 is for the rest, and for ``mode: auto`` to tell a multi-hop question from a single one
 (one relation: single). The plan only chooses what to look up: every hop's facts still
 come from the knowledge base (docs/design.md section 6; TEMPLE-MQA).

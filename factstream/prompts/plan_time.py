@@ -3,7 +3,7 @@
 ``plan_time.v1`` asks the LM which time the question is scoped to, relative to an event it
 names, and to copy that event's words from the question. It never writes a date: the
 interval comes from the stored valid interval of the fact that the event's words retrieve
-(``knowledge/time_plan.py``). Scopes: ``during`` (while the event held), ``before`` (before
+(``ask/time_plan.py``). Scopes: ``during`` (while the event held), ``before`` (before
 it began), ``after`` (after it ended), ``past`` (what no longer holds: "former", "used to";
 no event) and ``none`` (no time scope beyond now).
 """

@@ -1,6 +1,6 @@
 """Say one templated turn of a generated conversation in the speaker's own words.
 
-The generated world (:mod:`factstream.world`) renders its conversations from templates; with
+The generated world (:mod:`factstream_lab.world`) renders its conversations from templates; with
 a real LM configured, each turn that states facts may be rewritten by this prompt. The turn
 and its facts travel as data; the names the turn must keep (the facts' people, places,
 organisations, titles) travel too, and an answer missing one breaks the check, so the runner

@@ -3,7 +3,7 @@
 Every stored fact carries the keys of the entities it names (docs/design.md section 6,
 multi-hop answering): its structured subject and object where extraction gave them, else
 the name its text opens with and the other capitalised names in it
-(``knowledge.names``); each name with the aliases the text may use for it (its head, a
+(``text.names``); each name with the aliases the text may use for it (its head, a
 person's surname, an acronym: ``names.aliases``). A key is the name folded: accents and
 case dropped, punctuation and a leading "the" removed, spaces collapsed. So a hop looks a
 namespace's facts up by entity (``FactStore.search(..., entities=keys)``), not only by
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from factstream.knowledge.names import aliases, document_names, leading_name
+from factstream.text.names import aliases, document_names, leading_name
 from factstream.topics.records import Fact
 
 __all__ = [

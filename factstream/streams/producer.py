@@ -9,7 +9,7 @@ from typing import Any
 from aiokafka import AIOKafkaProducer
 
 from factstream.config import KafkaSettings
-from factstream.placement.map import Placement
+from factstream.streams.placement import Placement
 from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import Record
 

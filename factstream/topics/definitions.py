@@ -5,8 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from factstream.feeds.records import FeedEntryState
-from factstream.topics.records import Answer, DeadLetter, Document, Fact, FactEdit, Question, Record
+from factstream.topics.records import (
+    Answer,
+    DeadLetter,
+    Document,
+    Fact,
+    FactEdit,
+    FeedEntryState,
+    Question,
+    Record,
+)
 
 __all__ = ["TOPICS", "TopicName", "TopicSpec", "topic_name"]
 

@@ -48,6 +48,7 @@ __all__ = [
     "EditOp",
     "Fact",
     "FactEdit",
+    "FeedEntryState",
     "HistoryEntry",
     "InputRef",
     "Question",
@@ -499,7 +500,7 @@ class ValidTimeSource(StrEnum):
 
 
 class TimePlanNote(BaseModel):
-    """What the LM's time plan of a question did (``knowledge/time_plan.py``).
+    """What the LM's time plan of a question did (``ask/time_plan.py``).
 
     ``outcome``: ``anchored`` and ``past`` gave the valid time (source ``plan``); the others
     (``no_scope``, ``no_anchor``, ``unbounded``, ``invalid``, ``lm_error``) left the rules'
@@ -568,6 +569,22 @@ class Answer(Record):
         if self.schema_version < 2 and (self.valid_time or self.time_expression):
             raise ValueError("valid_time and time_expression need schema version 2")
         return self
+
+
+class FeedEntryState(Record):
+    """The latest published version of one feed entry.
+
+    Written in the same Kafka transaction as the Document it describes, so the two are
+    committed together or not at all.
+    """
+
+    namespace: Namespace
+    entry_id: Id = Field(description="Stable id of the entry (hash of feed url and guid/link).")
+    feed_url: str
+    content_hash: str = Field(description="sha256 of the entry's title, text and link.")
+    version: int = Field(ge=1, description="1 for the first publication, +1 per content change.")
+    document_id: Id
+    published_at: AwareDatetime
 
 
 class DeadLetter(Record):

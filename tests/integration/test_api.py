@@ -29,7 +29,7 @@ from factstream.access import hash_key
 from factstream.api.app import create_app
 from factstream.clients import Clients, open_clients
 from factstream.config import Settings
-from factstream.knowledge.materializer import Materializer
+from factstream.edit.materializer import Materializer
 from factstream.topics.definitions import TopicName
 from factstream.topics.records import (
     Answer,

@@ -12,7 +12,7 @@ import orjson
 from fixtures.decisions import Decisions
 from fixtures.stack import StackFactory
 
-from factstream.world.generate import WorldConfig, generate_world, write_world
+from factstream_lab.world.generate import WorldConfig, generate_world, write_world
 
 
 def _decisions(world_dir: Path) -> Decisions:

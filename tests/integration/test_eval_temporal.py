@@ -13,8 +13,8 @@ import orjson
 
 from factstream.config import Settings
 from factstream.embed.st_embedder import SentenceTransformerEmbedder
-from factstream.eval.temporal import retrieval_of, run_temporal
 from factstream.store.weaviate_store import WeaviateFactStore
+from factstream_lab.eval.temporal import retrieval_of, run_temporal
 
 SLICE = Path(__file__).parents[1] / "data" / "clark-temporal"
 

@@ -12,9 +12,9 @@ import pytest
 
 from factstream.config import EditorSettings
 from factstream.embed.st_embedder import SentenceTransformerEmbedder
-from factstream.eval.datasets import load_clark
-from factstream.eval.retrieval import evaluate_update_retrieval, load_facts, retrieval_variants
 from factstream.store.weaviate_store import WeaviateFactStore
+from factstream_lab.eval.datasets import load_clark
+from factstream_lab.eval.retrieval import evaluate_update_retrieval, load_facts, retrieval_variants
 
 SLICE = Path(__file__).parents[1] / "data" / "clark-temporal"
 
@@ -48,7 +48,7 @@ async def test_on_a_conversation_world_the_statement_lift_ranks_more_first(
 ) -> None:
     # A chunk's names lift every fact of both speakers alike; what a line says of its
     # speaker ("I moved to Lisbon.") tells which relation changed.
-    from factstream.world.generate import WorldConfig, generate_world, write_world
+    from factstream_lab.world.generate import WorldConfig, generate_world, write_world
 
     write_world(generate_world(WorldConfig(seed=1, people=5, steps=4)), tmp_path)
     store = weaviate_store

@@ -13,17 +13,17 @@ from collections import Counter
 from prometheus_client import CollectorRegistry
 
 from factstream.config import EditorSettings, Settings
-from factstream.demo import DEFAULT_DEMO_DATA
+from factstream.edit.grounding import REASONS, check_grounded
+from factstream.edit.materializer import Materializer
+from factstream.edit.pipeline import EditContext, edit_document, to_records
 from factstream.embed.fake import HashingEmbedder
 from factstream.errors import LMOutputInvalid
-from factstream.knowledge.grounding import REASONS, check_grounded
-from factstream.knowledge.materializer import Materializer
-from factstream.knowledge.pipeline import EditContext, edit_document, to_records
-from factstream.lm.factory import build_task_runner
 from factstream.lm.openai_compat import OpenAICompatLM
+from factstream.lm.tasks.runner import build_task_runner
 from factstream.metrics import LMMetrics
 from factstream.store.memory import InMemoryFactStore
 from factstream.topics.records import Document, EditOp, InputRef
+from factstream_lab.demo.run import DEFAULT_DEMO_DATA
 
 DOCUMENTS = 6  # of the demo's 40: minutes of CPU for the 135M model
 

@@ -26,8 +26,18 @@ from factstream.config import Settings
 from factstream.lm.backends import LlamaCppBackend
 from factstream.lm.base import CompletionRequest
 from factstream.lm.cache import CachingLM, SQLiteLMCache
-from factstream.lm.factory import build_task_runner
 from factstream.lm.openai_compat import OpenAICompatLM
+from factstream.lm.tasks import (
+    NewFact,
+    TaskRunner,
+    answer_choice,
+    answer_free,
+    classify_facts_batched,
+    classify_facts_per_fact,
+    extract_new_facts,
+    rewrite_false_fact,
+)
+from factstream.lm.tasks.runner import build_task_runner
 from factstream.metrics import LMMetrics
 from factstream.prompts.answer import (
     AnswerChoiceContext,
@@ -46,8 +56,9 @@ from factstream.prompts.render_turn import RenderTurnContext
 from factstream.prompts.rewrite_fact import RewriteFactContext
 from factstream.prompts.structured import OBJECT_TYPES, mentions
 from factstream.prompts.verify_answer import VerifyAnswerContext
-from factstream.services.llama import LlamaServer
-from factstream.services.process import (
+from factstream.temporal import check_interval
+from factstream_lab.stack.llama import LlamaServer
+from factstream_lab.stack.process import (
     CacheLayout,
     free_port,
     process_alive,
@@ -55,17 +66,6 @@ from factstream.services.process import (
     stop_process,
     wait_until,
 )
-from factstream.tasks import (
-    NewFact,
-    TaskRunner,
-    answer_choice,
-    answer_free,
-    classify_facts_batched,
-    classify_facts_per_fact,
-    extract_new_facts,
-    rewrite_false_fact,
-)
-from factstream.temporal import check_interval
 
 DOC = DocumentView(
     text="Mike Lawler was sworn in as the United States representative for New York's 17th "

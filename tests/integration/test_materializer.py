@@ -9,8 +9,8 @@ import pytest
 import weaviate
 
 from factstream.config import Settings, StoreSettings
+from factstream.edit.materializer import Materializer
 from factstream.embed.fake import HashingEmbedder
-from factstream.knowledge.materializer import Materializer
 from factstream.store.schema import collections_for
 from factstream.store.weaviate_store import WeaviateFactStore
 from factstream.topics.records import EditOp, FactEdit, edit_id_for, fact_id_for

@@ -26,8 +26,8 @@ from fixtures.decisions import Decisions
 from fixtures.stack import StackFactory
 
 from factstream.config import MirrorSettings
+from factstream.edit.materializer import Materializer
 from factstream.embed.fake import HashingEmbedder
-from factstream.knowledge.materializer import Materializer
 from factstream.mirror.runner import run_mirror
 from factstream.mirror.store import MirrorStore
 from factstream.streams.changelog import ChangelogPublisher

@@ -1,4 +1,4 @@
-"""The demo's mirror on real Kafka, PostgreSQL and Weaviate (``factstream.demo_mirror``).
+"""The demo's mirror on real Kafka, PostgreSQL and Weaviate (``factstream_lab.demo.mirror``).
 
 As in ``factstream demo``: the mirror follows one namespace live while batches are
 published on the changelog and applied into the knowledge base; then it is stopped, caught
@@ -14,11 +14,11 @@ import psycopg
 from fixtures.changelog_stream import fold, synthetic_batches
 from fixtures.stack import StackFactory
 
-from factstream.demo_mirror import DemoMirror
+from factstream.edit.materializer import Materializer
 from factstream.embed.fake import HashingEmbedder
-from factstream.knowledge.materializer import Materializer
 from factstream.mirror.store import RoundResult
 from factstream.streams.changelog import ChangelogPublisher
+from factstream_lab.demo.mirror import DemoMirror
 
 DEMO, OTHER = "demo-ns", "other-ns"
 

@@ -14,9 +14,9 @@ from datetime import timedelta
 from fixtures.chain_world import BOTH, T0, chain_edits
 from fixtures.llama_query import LlamaQuery
 
+from factstream.ask.query import AskRequest
 from factstream.config import ApiSettings
-from factstream.knowledge.materializer import Materializer
-from factstream.knowledge.query import AskRequest
+from factstream.edit.materializer import Materializer
 from factstream.store.weaviate_store import WeaviateFactStore
 from factstream.temporal.intervals import at
 

@@ -20,8 +20,8 @@ from factstream.embed.base import Embedder
 from factstream.embed.factory import load_embedder
 from factstream.embed.onnx_embedder import OnnxEmbedder
 from factstream.embed.st_embedder import SentenceTransformerEmbedder
-from factstream.eval.datasets import load_clark, verbalise
 from factstream.metrics import EmbedMetrics
+from factstream_lab.eval.datasets import load_clark, verbalise
 
 CLARK = Path(__file__).parents[1] / "data" / "clark-slice"
 

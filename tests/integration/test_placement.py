@@ -20,11 +20,11 @@ from typer.testing import CliRunner
 
 from factstream.cli import app
 from factstream.config import KafkaSettings, Settings, WorkerSettings
-from factstream.placement.map import Placement, partition_of
 from factstream.placement.propose import propose
 from factstream.streams.admin import ensure_topics
 from factstream.streams.browse import assigned_reader
 from factstream.streams.changelog import ChangelogPublisher
+from factstream.streams.placement import Placement, partition_of
 from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import Document
 

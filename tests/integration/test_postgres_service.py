@@ -7,9 +7,9 @@ from pathlib import Path
 import psycopg
 
 from factstream.config import Settings
-from factstream.services import manager
-from factstream.services.postgres import PostgresService
-from factstream.services.process import free_port
+from factstream_lab.stack import manager
+from factstream_lab.stack.postgres import PostgresService
+from factstream_lab.stack.process import free_port
 
 
 def test_a_fresh_cache_gets_a_cluster_that_answers_and_stops(tmp_path: Path) -> None:

@@ -14,8 +14,8 @@ import pytest
 from fixtures.services import plain_progress
 
 from factstream.config import Settings
-from factstream.services.process import CacheLayout
-from factstream.services.promtool import provision_promtool
+from factstream_lab.stack.process import CacheLayout
+from factstream_lab.stack.promtool import provision_promtool
 
 ROOT = Path(__file__).resolve().parents[2]
 MONITORING = ROOT / "monitoring"

@@ -15,8 +15,8 @@ from typing import Any
 
 from fixtures.stack import StackFactory
 
+from factstream.edit.materializer import Materializer
 from factstream.embed.fake import HashingEmbedder
-from factstream.knowledge.materializer import Materializer
 from factstream.store.rules import valid_interval
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.temporal.intervals import ValidInterval, at

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from factstream.config import Settings
-from factstream.services.check import run_round_trips
+from factstream_lab.stack.check import run_round_trips
 
 
 async def test_round_trips(settings: Settings) -> None:

@@ -14,10 +14,10 @@ from datetime import UTC, datetime
 from fixtures.bitemporal import edit
 from fixtures.llama_query import LlamaQuery
 
+from factstream.ask.query import AskRequest
+from factstream.ask.valid_time import ValidTimeSource
 from factstream.config import ApiSettings
-from factstream.knowledge.materializer import Materializer
-from factstream.knowledge.query import AskRequest
-from factstream.knowledge.valid_time import ValidTimeSource
+from factstream.edit.materializer import Materializer
 from factstream.store.rules import valid_interval
 from factstream.store.weaviate_store import WeaviateFactStore
 from factstream.temporal.intervals import ValidInterval, since, until

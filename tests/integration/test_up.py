@@ -13,8 +13,8 @@ import httpx
 from fixtures.decisions import Decisions
 from fixtures.stack import StackFactory
 
-from factstream.services.kafka import kafka_answers_metadata
-from factstream.services.process import free_port, process_alive
+from factstream_lab.stack.kafka import kafka_answers_metadata
+from factstream_lab.stack.process import free_port, process_alive
 
 
 async def test_up_serves_questions_and_stops_cleanly(stack_factory: StackFactory) -> None:

@@ -23,9 +23,8 @@ from fixtures.stack import Stack, StackFactory
 from prometheus_client.parser import text_string_to_metric_families
 
 from factstream.config import Settings
-from factstream.knowledge.pipeline import EditPlan, PlannedEdit, to_records
+from factstream.edit.pipeline import EditPlan, PlannedEdit, to_records
 from factstream.prompts.registry import prompt_ids
-from factstream.services.process import free_port
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.topics.definitions import TopicName
 from factstream.topics.records import (
@@ -41,6 +40,7 @@ from factstream.topics.records import (
     Question,
     edit_id_for,
 )
+from factstream_lab.stack.process import free_port
 
 T0 = datetime(2023, 1, 1, tzinfo=UTC)
 

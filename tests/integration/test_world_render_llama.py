@@ -14,18 +14,18 @@ from prometheus_client import CollectorRegistry
 
 from factstream.config import Settings
 from factstream.lm.openai_compat import OpenAICompatLM
+from factstream.lm.tasks.runner import TaskRunner
 from factstream.metrics import LMMetrics
 from factstream.prompts.render_turn import V1
-from factstream.tasks.runner import TaskRunner
-from factstream.world.generate import WorldConfig, generate_world, write_world
-from factstream.world.lm_render import (
+from factstream_lab.world.generate import WorldConfig, generate_world, write_world
+from factstream_lab.world.lm_render import (
     acceptable,
     kept_names,
     prompt_grams,
     render_world,
     world_names,
 )
-from factstream.world.talk import Statement
+from factstream_lab.world.talk import Statement
 
 
 async def test_every_fact_turn_passed_the_check_or_is_the_template(

@@ -41,9 +41,9 @@ from starlette.routing import Mount, Route
 from factstream.access import hash_key
 from factstream.api.app import create_app
 from factstream.api.schemas import AskBody, DocumentsBody
-from factstream.services.process import free_port, stop_children
 from factstream.topics.definitions import TopicName
 from factstream.topics.records import Document
+from factstream_lab.stack.process import free_port, stop_children
 
 T0 = datetime(2023, 1, 1, tzinfo=UTC)
 LOADGEN = Path(__file__).parents[1] / "fixtures" / "loadgen.py"

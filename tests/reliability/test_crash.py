@@ -29,7 +29,7 @@ from fixtures.reference import (
 )
 from fixtures.stack import Stack, StackFactory
 
-from factstream.knowledge.pipeline import EditPlan, PlannedEdit, to_records
+from factstream.edit.pipeline import EditPlan, PlannedEdit, to_records
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.topics.definitions import TopicName
 from factstream.topics.records import DecidedBy, Document, EditOp, InputRef

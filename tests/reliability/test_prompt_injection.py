@@ -37,9 +37,8 @@ from fixtures.hostile_lm import label_for
 from fixtures.stack import Stack, StackFactory, _wait_http
 
 from factstream.config import Settings
-from factstream.knowledge.pipeline import normalise
+from factstream.edit.pipeline import normalise
 from factstream.prompts.extract_facts import DEFAULT_MAX_FACTS
-from factstream.services.process import free_port, stop_children
 from factstream.topics.definitions import TopicName
 from factstream.topics.records import (
     DeadLetter,
@@ -48,6 +47,7 @@ from factstream.topics.records import (
     Fact,
     FactEdit,
 )
+from factstream_lab.stack.process import free_port, stop_children
 
 DATA = Path(__file__).parents[1] / "data" / "injection"
 HOSTILE_LM = Path(__file__).parents[1] / "fixtures" / "hostile_lm.py"

@@ -50,11 +50,11 @@ from fixtures.stack import Stack, StackFactory
 from fixtures.vector_checks import unfound_by_vector
 
 from factstream.agents.worker import EXIT_FENCED, partition_transactional_id
-from factstream.knowledge.pipeline import EditPlan, PlannedEdit, to_records
-from factstream.services.weaviate import WeaviateService
+from factstream.edit.pipeline import EditPlan, PlannedEdit, to_records
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.topics.definitions import TopicName
 from factstream.topics.records import DecidedBy, Document, EditOp, FactEdit, InputRef
+from factstream_lab.stack.weaviate import WeaviateService
 
 if TYPE_CHECKING:
     from conftest import Figures, Scale

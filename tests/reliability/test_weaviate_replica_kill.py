@@ -21,9 +21,9 @@ from unit.store.builders import make_fact, stored
 from factstream.agents.replicas import ReplicaWatch
 from factstream.config import StoreSettings
 from factstream.errors import StoreError
-from factstream.services.weaviate import WeaviateService
 from factstream.store.base import StoredFact
 from factstream.store.weaviate_store import WeaviateFactStore
+from factstream_lab.stack.weaviate import WeaviateService
 
 if TYPE_CHECKING:
     from conftest import Figures, Scale

@@ -16,8 +16,8 @@ from fixtures.vector_checks import unfound_by_vector
 from unit.store.builders import make_fact, stored
 
 from factstream.config import StoreSettings
-from factstream.services.weaviate import WeaviateService
 from factstream.store.weaviate_store import WeaviateFactStore
+from factstream_lab.stack.weaviate import WeaviateService
 
 NAMESPACES = [f"kill-{i}" for i in range(4)]
 PREFIX = "Sigkill"

@@ -11,9 +11,9 @@ from factstream.clients import Clients, open_clients
 from factstream.config import Settings
 from factstream.embed.fake import HashingEmbedder
 from factstream.lm.fake import ScriptedLM
+from factstream.lm.tasks.runner import TaskRunner
 from factstream.metrics import Metrics
 from factstream.store.memory import InMemoryFactStore
-from factstream.tasks.runner import TaskRunner
 
 
 class ClosedStore(InMemoryFactStore):

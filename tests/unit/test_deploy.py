@@ -1,7 +1,7 @@
 """deploy/: the compose stack and the Kubernetes manifests, validated without an engine or cluster.
 
 compose: the real `docker compose config` parses and resolves deploy/compose.yaml (it needs no
-engine); Docker Compose v2's binary comes from factstream/services/compose_cli.py.
+engine); Docker Compose v2's binary comes from factstream_lab/stack/compose_cli.py.
 Kubernetes: every manifest validates strictly against the Kubernetes API schemas bundled in
 kubernetes-validate, and the objects refer to each other consistently.
 """
@@ -22,8 +22,8 @@ import pytest
 import yaml
 
 from factstream.config import Settings, env_var_table
-from factstream.services.compose_cli import provision_compose
-from factstream.services.process import CacheLayout
+from factstream_lab.stack.compose_cli import provision_compose
+from factstream_lab.stack.process import CacheLayout
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"

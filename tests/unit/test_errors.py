@@ -1,4 +1,5 @@
-"""Every exception class in the package roots at FactstreamError and sits in errors.py's tree."""
+"""Every exception class in the product and the laboratory roots at FactstreamError and sits in
+errors.py's tree."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pkgutil
 import re
 
 import factstream
+import factstream_lab
 from factstream import errors
 from factstream.errors import FactstreamError
 
@@ -15,9 +17,13 @@ _BRANCH = re.compile(r"^((?:│   |    )*)[├└]── (\w+)( \*)?\s")
 
 
 def _exception_classes() -> dict[str, type[BaseException]]:
-    """Every exception class defined at module level anywhere in the package, by name."""
+    """Every exception class defined at module level anywhere in the packages, by name."""
     found: dict[str, type[BaseException]] = {}
-    for info in pkgutil.walk_packages(factstream.__path__, "factstream."):
+    walks = [
+        pkgutil.walk_packages(package.__path__, f"{package.__name__}.")
+        for package in (factstream, factstream_lab)
+    ]
+    for info in (info for walk in walks for info in walk):
         module = importlib.import_module(info.name)
         for obj in vars(module).values():
             if (

@@ -14,7 +14,7 @@ import pytest
 
 from bench.report import load, markdown
 from factstream.config import env_var_markdown
-from factstream.eval.tables import render
+from factstream_lab.eval.tables import render
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -80,7 +80,7 @@ def test_evaluation_tables_are_the_named_results_files() -> None:
         for path in paths:
             assert path.is_file(), f"{_name(page)} quotes {path}, not in the repository"
         expected = render(kind, paths)
-        command = f"python -m factstream.eval.tables {kind} {files.strip()}"
+        command = f"python -m factstream_lab.eval.tables {kind} {files.strip()}"
         assert quoted == expected, f"{_name(page)}: regenerate with: {command}\n{expected}"
 
 

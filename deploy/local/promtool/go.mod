@@ -1,4 +1,4 @@
-// promtool for the monitoring tests, built by factstream/services/promtool.py (go build in a
+// promtool for the monitoring tests, built by factstream_lab/stack/promtool.py (go build in a
 // copy of this module). Prometheus v0.316.0 (3.16) asks for three dependency versions the Go
 // module proxy does not serve; they are replaced by the ones Prometheus v0.315.0 used. Older
 // releases cannot be built with `go install` at all (replace/exclude directives).

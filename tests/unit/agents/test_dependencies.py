@@ -10,10 +10,10 @@ import pytest
 from fixtures.hits import T, hit
 
 from factstream.agents.dependencies import Gate, Policy, Track, Verdict
-from factstream.knowledge.pipeline import EditPlan, Extraction, PlannedEdit
+from factstream.edit.pipeline import EditPlan, Extraction, PlannedEdit
+from factstream.lm.tasks.facts import NewFact
 from factstream.metrics import Metrics
 from factstream.store.base import SearchHit, StoredFact
-from factstream.tasks.facts import NewFact
 from factstream.topics.records import DecidedBy, Document, EditOp
 
 BY = DecidedBy(model="m", prompt_version="p.v1")

@@ -17,11 +17,11 @@ from factstream.embed.fake import HashingEmbedder
 from factstream.errors import StoreUnavailable
 from factstream.lm.base import CompletionRequest
 from factstream.lm.fake import ScriptedLM
+from factstream.lm.tasks.runner import TaskRunner
 from factstream.metrics import Metrics
 from factstream.store.base import StoredFact
 from factstream.store.memory import InMemoryFactStore
 from factstream.streams.recovery import RecoveredBatches
-from factstream.tasks.runner import TaskRunner
 from factstream.topics.records import Document, Fact, FactEdit, InputRef
 
 

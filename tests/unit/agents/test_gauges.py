@@ -15,11 +15,11 @@ from factstream.clients import Clients
 from factstream.config import Settings
 from factstream.embed.fake import HashingEmbedder
 from factstream.lm.fake import ScriptedLM
+from factstream.lm.tasks.runner import TaskRunner
 from factstream.metrics import Metrics
-from factstream.placement.map import Placement
 from factstream.store.base import FactCounts
 from factstream.store.memory import InMemoryFactStore
-from factstream.tasks.runner import TaskRunner
+from factstream.streams.placement import Placement
 from factstream.topics.records import InputRef
 
 TOPIC = "factstream.documents"

@@ -13,11 +13,11 @@ from fixtures.bitemporal import ASSEMBLY, CHANGED, CONGRESS, HOME, SEATED, lawle
 
 from factstream.access import KeyTable
 from factstream.agents.query import QuestionHandler
+from factstream.ask.query import QueryEngine
 from factstream.config import ApiSettings
 from factstream.embed.fake import HashingEmbedder
-from factstream.knowledge.query import QueryEngine
 from factstream.lm.fake import ScriptedLM
-from factstream.tasks.runner import TaskRunner
+from factstream.lm.tasks.runner import TaskRunner
 from factstream.topics.records import Answer, ValidWindow
 
 REPLY = '{"reasoning": "r", "answer": "a"}'

@@ -11,8 +11,8 @@ from fixtures.hits import T, hit
 
 from factstream.agents.editor import Decision, InputRecord
 from factstream.agents.speculation import Speculation
-from factstream.knowledge.conflicts import Conflict
-from factstream.knowledge.pipeline import EditPlan
+from factstream.edit.conflicts import Conflict
+from factstream.edit.pipeline import EditPlan
 from factstream.store.base import SearchHit, StoredFact
 from factstream.topics.records import Document, InputRef
 

@@ -18,10 +18,10 @@ from factstream.agents.window import Window
 from factstream.clients import Clients
 from factstream.config import EditorSettings, Settings
 from factstream.embed.fake import HashingEmbedder
+from factstream.lm.tasks.runner import TaskRunner
 from factstream.metrics import Metrics
 from factstream.store.memory import InMemoryFactStore
 from factstream.streams.recovery import RecoveredBatches
-from factstream.tasks.runner import TaskRunner
 from factstream.topics.records import Document, Fact, FactEdit, InputRef
 
 NS = "desk"

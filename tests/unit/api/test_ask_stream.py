@@ -18,8 +18,8 @@ from factstream.config import ApiSettings, Settings
 from factstream.embed.fake import HashingEmbedder
 from factstream.errors import LMUnavailable
 from factstream.lm.fake import ScriptedLM
+from factstream.lm.tasks.runner import TaskRunner
 from factstream.metrics import Metrics
-from factstream.tasks.runner import TaskRunner
 
 GOOD = (
     '{"reasoning": "The \\"current\\" fact says so.", "answer": "a United States representative"}'

@@ -22,8 +22,8 @@ from factstream.clients import Clients
 from factstream.config import ApiSettings, Settings
 from factstream.embed.fake import HashingEmbedder
 from factstream.lm.fake import ScriptedLM
+from factstream.lm.tasks.runner import TaskRunner
 from factstream.metrics import Metrics
-from factstream.tasks.runner import TaskRunner
 
 REPLY = '{"reasoning": "from the facts", "answer": "an answer"}'
 POSITION = "What is Mike Lawler's position?"

@@ -16,8 +16,8 @@ from factstream.clients import Clients
 from factstream.config import ApiSettings, Settings
 from factstream.embed.fake import HashingEmbedder
 from factstream.lm.fake import ScriptedLM
+from factstream.lm.tasks.runner import TaskRunner
 from factstream.metrics import Metrics
-from factstream.tasks.runner import TaskRunner
 
 ANSWER = json.dumps({"reasoning": "from the facts", "answer": "Cy Ode"})
 SUPPORTED = json.dumps({"reason": "stated", "supported": True})

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bench.ask import hop_questions
-from factstream.knowledge.hop_rules import plan_by_rules
-from factstream.knowledge.time_plan import has_temporal_cue
+from factstream.ask.hop_rules import plan_by_rules
+from factstream.ask.time_plan import has_temporal_cue
 
 
 def test_hop_questions_name_the_pools_people_and_plan_into_two_hops() -> None:

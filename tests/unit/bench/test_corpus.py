@@ -13,13 +13,13 @@ from datetime import UTC, datetime
 import pytest
 
 from bench.corpus import DEFAULT_DATA, load, stream_documents, stub_rules
-from factstream.eval.datasets import Clark, ClarkDocument, Triple
-from factstream.knowledge.grounding import check_grounded
+from factstream.edit.grounding import check_grounded
 from factstream.prompts.extract_facts import ExtractFactsContext
 from factstream.prompts.models import DocumentView
 from factstream.prompts.registry import PROMPTS
 from factstream.prompts.rewrite_fact import RewriteFactContext
 from factstream.topics.records import Document
+from factstream_lab.eval.datasets import Clark, ClarkDocument, Triple
 from tests.fixtures.decisions import Decisions
 
 EXTRACT, REWRITE = "extract_facts.v2", "rewrite_fact.v2"

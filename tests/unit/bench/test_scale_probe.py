@@ -14,7 +14,7 @@ from bench.scale_probe import (
     spread,
     worker_figures,
 )
-from factstream.placement.map import partition_of
+from factstream.streams.placement import partition_of
 from factstream.topics.records import Document
 
 _T = datetime(2026, 1, 1, tzinfo=UTC)

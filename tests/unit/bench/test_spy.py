@@ -12,7 +12,7 @@ _KAFKA = (
     f"{_MAIN};handle (factstream/agents/editor.py:5);send (factstream/streams/changelog.py:7)"
     ";add_message (aiokafka/producer/producer.py:3);pack (struct.py:1)"
 )
-_OURS = f"{_MAIN};handle (factstream/agents/editor.py:5);plan (factstream/knowledge/apply.py:9)"
+_OURS = f"{_MAIN};handle (factstream/agents/editor.py:5);plan (factstream/edit/apply.py:9)"
 _LOOP = f"{_MAIN};Handle._run (asyncio/events.py:80)"
 _WAIT = f"{_MAIN};EpollSelector.select (selectors.py:451)"
 _MODEL = (
@@ -40,7 +40,7 @@ def test_only_the_main_threads_work_is_counted_as_cpu() -> None:
         "factstream": 0.15,
         "stdlib (the event loop)": 0.05,
     }
-    assert got["by_own_module_cpu_s"] == {"streams/changelog.py": 0.3, "knowledge/apply.py": 0.15}
+    assert got["by_own_module_cpu_s"] == {"streams/changelog.py": 0.3, "edit/apply.py": 0.15}
     assert got["not_counted_samples"] == {
         "main thread: epoll wait": 40,
         "the model's encode": 70,

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from factstream.placement.map import Placement, PlacementError, partition_of
 from factstream.placement.planner import Plan, plan, spread
+from factstream.streams.placement import Placement, PlacementError, partition_of
 
 PARTS = 12
 

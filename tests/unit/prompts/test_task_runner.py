@@ -12,10 +12,7 @@ from factstream.errors import LMOutputInvalid
 from factstream.lm.base import CompletionRequest, Usage
 from factstream.lm.cache import CachingLM, SQLiteLMCache
 from factstream.lm.fake import ScriptedLM
-from factstream.metrics import LMMetrics
-from factstream.prompts.answer import FactWithHistory
-from factstream.prompts.models import Choice, DocumentView
-from factstream.tasks import (
+from factstream.lm.tasks import (
     TaskRunner,
     answer_choice,
     classify_facts_batched,
@@ -23,6 +20,9 @@ from factstream.tasks import (
     extract_new_facts,
     rewrite_false_fact,
 )
+from factstream.metrics import LMMetrics
+from factstream.prompts.answer import FactWithHistory
+from factstream.prompts.models import Choice, DocumentView
 from factstream.temporal import ValidInterval
 
 DOC = DocumentView(text="Jane Roe became CEO of Acme.", timestamp=datetime(2024, 3, 4, tzinfo=UTC))

@@ -11,16 +11,16 @@ from prometheus_client import CollectorRegistry
 
 from factstream.errors import LMOutputInvalid
 from factstream.lm.fake import ScriptedLM
-from factstream.metrics import LMMetrics
-from factstream.prompts import classify_fact, classify_facts, extract_facts, rewrite_fact
-from factstream.prompts.models import ConstraintBroken, DocumentView, JsonSchema
-from factstream.tasks import (
+from factstream.lm.tasks import (
     FactStructure,
     TaskRunner,
     classify_facts_batched,
     extract_new_facts,
     rewrite_false_fact,
 )
+from factstream.metrics import LMMetrics
+from factstream.prompts import classify_fact, classify_facts, extract_facts, rewrite_fact
+from factstream.prompts.models import ConstraintBroken, DocumentView, JsonSchema
 from factstream.temporal import ValidInterval
 
 EVENT = datetime(2024, 5, 6, tzinfo=UTC)

@@ -13,13 +13,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from factstream.feeds.records import FeedEntryState
 from factstream.topics.definitions import TOPICS, TopicName, topic_name
 from factstream.topics.records import (
     Document,
     EditOp,
     Fact,
     FactEdit,
+    FeedEntryState,
     HistoryEntry,
     edit_id_for,
     fact_id_for,
