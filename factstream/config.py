@@ -364,6 +364,7 @@ class EditorSettings(BaseSettings):
         "(for its whole plan). off: decide at once and again when a commit changes the "
         "candidates.",
     )
+
     @field_validator(
         "classify_prompt",
         "classify_fact_prompt",
