@@ -132,6 +132,13 @@ class StoreSettings(BaseSettings):
         description="How often the worker asks Weaviate which nodes are healthy (for "
         "reindex_window_s).",
     )
+    tenant_idle_s: float = Field(
+        3600.0,
+        ge=0,
+        description="A namespace unused for this many seconds has its Weaviate tenants made "
+        "inactive by the worker owning it (memory freed; its data stays on disk) and active "
+        "again on its next edit or question; 0 keeps every tenant active.",
+    )
     search_overfetch: int = Field(
         3,
         ge=1,
@@ -423,6 +430,25 @@ class WorkerSettings(BaseSettings):
     metrics_host: str = Field(
         "127.0.0.1", description="Address the worker's /metrics listens on (0.0.0.0 in pods)."
     )
+    metrics_namespaces: str = Field(
+        "",
+        description="Comma-separated namespaces that always get Prometheus series of their "
+        "own (factstream_namespace_edits_total, factstream_facts); the totals cover every "
+        "namespace.",
+    )
+    metrics_busiest: int = Field(
+        10,
+        ge=0,
+        le=1000,
+        description="The busiest namespaces by edits that get series of their own besides "
+        "FACTSTREAM_WORKER_METRICS_NAMESPACES (0: none), so the series exported do not grow "
+        "with the namespaces.",
+    )
+
+    @property
+    def metrics_namespace_list(self) -> tuple[str, ...]:
+        """FACTSTREAM_WORKER_METRICS_NAMESPACES as names."""
+        return tuple(n for n in (p.strip() for p in self.metrics_namespaces.split(",")) if n)
 
 
 class ApiSettings(BaseSettings):

@@ -198,7 +198,14 @@ class WorkerMetrics(_Group):
         _STAGE_BUCKETS,
     )
     edits: Counter = _counter(
-        "factstream_edits", "namespace op", "Edits published to the changelog, by namespace and op."
+        "factstream_edits", "op", "Edits published to the changelog, by op (all namespaces)."
+    )
+    namespace_edits: Counter = _counter(
+        "factstream_namespace_edits",
+        "namespace op",
+        "Edits published to the changelog, by namespace and op, for the namespaces with "
+        "series of their own only: FACTSTREAM_WORKER_METRICS_NAMESPACES and the "
+        "FACTSTREAM_WORKER_METRICS_BUSIEST busiest by edits (agents/series.py).",
     )
     dead_letters: Counter = _counter(
         "factstream_dead_letters",
@@ -213,8 +220,9 @@ class WorkerMetrics(_Group):
     facts: Gauge = _gauge(
         "factstream_facts",
         "namespace truth",
-        "Facts of a namespace by current truth (true, false); exported by the worker "
-        "that owns the namespace's partition.",
+        "Facts of a namespace by current truth (true, false), for the namespaces with "
+        "series of their own only; exported by the worker that owns the namespace's "
+        "partition.",
     )
     in_flight: Gauge = _gauge(
         "factstream_documents_in_flight",
@@ -247,6 +255,17 @@ class WorkerMetrics(_Group):
         "Documents between a document and the nearest earlier one in flight whose "
         "planned edits it waited for (1: the one just before it).",
         _DISTANCE_BUCKETS,
+    )
+    tenants_deactivated: Counter = _counter(
+        "factstream_tenants_deactivated",
+        "",
+        "Namespaces whose Weaviate tenants this worker made inactive after "
+        "FACTSTREAM_STORE_TENANT_IDLE_S seconds unused (they come back on their next use).",
+    )
+    tenants_active: Gauge = _gauge(
+        "factstream_tenants_active",
+        "",
+        "Active Weaviate tenants of the namespaces this worker owns, at its latest idle sweep.",
     )
 
 

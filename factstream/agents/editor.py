@@ -25,6 +25,7 @@ from typing import Literal, Protocol
 from aiokafka.errors import KafkaError, ProducerFenced
 
 from factstream.agents.ledger import Ledger
+from factstream.agents.series import NamespaceSeries
 from factstream.clients import Clients
 from factstream.config import EditorSettings, WorkerSettings
 from factstream.edit.ahead import DocumentVectors, FactVectors
@@ -128,7 +129,10 @@ class Editor:
         clients: The fact store, embedder and LM task runner; the metrics.
         publisher: Where edit batches, dead letters and documents for review go.
         editor: How a document is edited (retrieval, classification, blast radius).
-        worker: The worker's limits (the largest document accepted).
+        worker: The worker's limits (the largest document accepted), and which namespaces
+            get series of their own.
+        series: The worker's namespaces with series of their own (default: one of this
+            editor's, from ``worker``).
     """
 
     def __init__(
@@ -137,6 +141,7 @@ class Editor:
         publisher: ChangelogPublisher,
         editor: EditorSettings,
         worker: WorkerSettings,
+        series: NamespaceSeries | None = None,
     ) -> None:
         self._clients, self._publisher = clients, publisher
         self._max_bytes, self._max_edits = worker.max_document_bytes, editor.max_edits
@@ -146,6 +151,10 @@ class Editor:
         )
         self._materializer = Materializer(clients.store, clients.embedder, sink=publisher)
         self.metrics = clients.metrics.worker
+        # The worker shares one between its partitions' editors (and its facts gauges).
+        self.series = series or NamespaceSeries(
+            self.metrics, worker.metrics_namespace_list, worker.metrics_busiest
+        )
         self._ledger = Ledger()  # commits, by namespace and by document
         self._retrieval = Retrieval.from_settings(editor)
         # The facts the last commit (``handle``) changed, with their vectors; None: not
@@ -334,8 +343,7 @@ class Editor:
                 raise
         for stage, seconds in plan.timings.items():
             self.metrics.stages.labels(stage=stage).observe(seconds)
-        for edit in edits:
-            self.metrics.edits.labels(namespace=edit.namespace, op=edit.op.value).inc()
+        self.series.edited(doc.namespace, [edit.op for edit in edits])
         return Outcome.APPLIED
 
     def _unchanged_since(self, doc: Document, decision: Decision | None) -> bool:

@@ -4,11 +4,14 @@ A gauge about a partition is exported only by the worker that owns the partition
 assignment counts it, revocation removes its labels. So summing over the workers never counts
 a partition twice, and a worker that lost a partition leaves no stale value behind.
 
-Facts are counted from the store, so the gauge is right after a restart and after a rebuild:
-on assignment for every namespace whose partition the worker gained (namespaces are keys of
-the documents topic, placed by the placement map, else by Kafka's default murmur2
-partitioner: factstream.streams.placement), and after every batch
-the worker applies, for that batch's namespace.
+Facts are exported only for the namespaces with series of their own (agents/series.py: an
+opt-in list and the busiest), so the series do not grow with the namespaces. They are
+counted from the store, so the gauge is right after a restart and after a rebuild: on
+assignment for every opt-in namespace whose partition the worker gained (namespaces are keys
+of the documents topic, placed by the placement map, else by Kafka's default murmur2
+partitioner: factstream.streams.placement), and after every batch the worker applies, for
+that batch's namespace if it has series. Nothing here lists the store's namespaces: with a
+hundred thousand tenants, most of them inactive, that would cost a read of each.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection, Mapping
 
+from factstream.agents.series import NamespaceSeries
 from factstream.metrics import WorkerMetrics
 from factstream.store.base import FactStore
 from factstream.streams.placement import Placement, partition_of
@@ -26,16 +30,21 @@ log = logging.getLogger(__name__)
 
 
 class PartitionGauges:
-    """Lag per documents partition and facts per namespace, for the partitions owned here."""
+    """Lag per documents partition and facts per namespace with series, for the partitions
+    owned here."""
 
     def __init__(
-        self, metrics: WorkerMetrics, documents_topic: str, placement: Placement | None = None
+        self,
+        metrics: WorkerMetrics,
+        documents_topic: str,
+        placement: Placement | None = None,
+        series: NamespaceSeries | None = None,
     ) -> None:
         self._metrics, self._topic = metrics, documents_topic
         self._placement = placement or Placement()
+        self.series = series or NamespaceSeries(metrics, (), 0)
         self._owned: set[int] = set()
         self._processed: dict[int, int] = {}  # partition -> last processed offset
-        self._namespaces: dict[str, int] = {}  # exported namespace -> its partition
 
     @property
     def owned(self) -> frozenset[int]:
@@ -57,11 +66,7 @@ class PartitionGauges:
         for partition in lost:
             if self._processed.pop(partition, None) is not None:
                 self._metrics.lag.remove(self._topic, str(partition))
-        for namespace, partition in list(self._namespaces.items()):
-            if partition in lost:
-                del self._namespaces[namespace]
-                for truth in ("true", "false"):
-                    self._metrics.facts.remove(namespace, truth)
+        self.series.revoke(lost)
 
     def processed(self, partition: int, offset: int, highwater: int | None) -> None:
         """A record of the partition was processed; ``highwater`` is the next offset to write."""
@@ -82,21 +87,23 @@ class PartitionGauges:
     async def count_partitions(
         self, store: FactStore, partitions: Collection[int], total: int
     ) -> None:
-        """Count the facts of every namespace placed in ``partitions`` (of ``total``)."""
+        """Count the facts of every namespace with series placed in ``partitions`` (of
+        ``total``)."""
         wanted = set(partitions)
-        for namespace in await store.namespaces():
+        for namespace in sorted(self.series.exported_now()):
             partition = self._placement.partition(namespace, total)
             if partition in wanted:
                 await self.count(store, namespace, partition)
 
     async def count(self, store: FactStore, namespace: str, partition: int) -> None:
-        """Set the namespace's facts gauge from the store, if its partition is still ours."""
+        """Set the namespace's facts gauge from the store, if it has series and its
+        partition is still ours."""
+        if not self.series.exported(namespace):
+            return
         counts = await store.count_facts(namespace)
         if partition not in self._owned:
             return
-        self._namespaces[namespace] = partition
-        self._metrics.facts.labels(namespace, "true").set(counts.true)
-        self._metrics.facts.labels(namespace, "false").set(counts.false)
+        self.series.set_facts(namespace, partition, counts)
 
     def _set_lag(self, partition: int, highwater: int) -> None:
         lag = max(0, highwater - self._processed[partition] - 1)

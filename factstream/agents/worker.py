@@ -18,6 +18,7 @@ from factstream.agents.editor import Editor, InputRecord, Outcome
 from factstream.agents.gauges import PartitionGauges
 from factstream.agents.query import register_query_agent
 from factstream.agents.replicas import track_replicas
+from factstream.agents.series import NamespaceSeries
 from factstream.agents.stopping import Actors, StoppingWorker
 from factstream.agents.window import Window
 from factstream.clients import Clients, open_clients
@@ -61,6 +62,7 @@ class Runtime:
         self._lock = asyncio.Lock()
         self._open = AsyncExitStack()  # the clients, closed by close()
         self._clients: Clients | None = None
+        self.series: NamespaceSeries | None = None  # built with the clients
         self._metrics_server: Any = None
         self._gauges: PartitionGauges | None = None
         self._assigned_early: set[int] = set()  # partitions given before the gauges exist
@@ -73,10 +75,15 @@ class Runtime:
         async with self._lock:
             if self._clients is None:
                 self._clients = await self._open.enter_async_context(open_clients(self.settings))
+                worker, metrics = self.settings.worker, self._clients.metrics.worker
+                self.series = NamespaceSeries(
+                    metrics, worker.metrics_namespace_list, worker.metrics_busiest
+                )
                 self._gauges = PartitionGauges(
-                    self._clients.metrics.worker,
+                    metrics,
                     topic_name(TopicName.DOCUMENTS, self.settings.kafka.topic_prefix),
                     Placement.load(self.settings.kafka.placement_file),
+                    self.series,
                 )
                 self._gauges.assign(self._assigned_early)
                 self._serve_metrics(self._clients)
@@ -103,7 +110,7 @@ class Runtime:
         )
         try:
             await publisher.start()
-            yield Editor(clients, publisher, self.settings.editor, worker)
+            yield Editor(clients, publisher, self.settings.editor, worker, self.series)
         finally:
             await self._stop_publisher(publisher)
 
@@ -146,7 +153,9 @@ class Runtime:
         gauges = await self.gauges()
         gauges.processed(record.source.partition, record.source.offset, highwater)
         if outcome in _CHANGED and record.key is not None:
-            self._recount(record.key.decode(), record.source.partition)
+            namespace = record.key.decode()
+            if gauges.series.exported(namespace):
+                self._recount(namespace, record.source.partition)
 
     def _recount(self, namespace: str, partition: int) -> None:
         """Count the namespace's facts soon: one count of a namespace at a time, and one

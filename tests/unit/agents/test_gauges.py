@@ -10,6 +10,7 @@ from unit.store.builders import make_fact, stored
 
 from factstream.agents.editor import InputRecord, Outcome
 from factstream.agents.gauges import PartitionGauges, partition_of
+from factstream.agents.series import NamespaceSeries
 from factstream.agents.worker import Runtime
 from factstream.clients import Clients
 from factstream.config import Settings
@@ -49,9 +50,10 @@ def test_partition_of_is_where_the_producer_puts_the_key() -> None:
 
 async def test_facts_are_counted_for_owned_partitions_and_dropped_on_revoke() -> None:
     metrics = Metrics.create()
-    gauges = PartitionGauges(metrics.worker, TOPIC)
-    store = InMemoryFactStore()
     mine, theirs = _namespaces_in(1, 4, 1)[0], _namespaces_in(2, 4, 1)[0]
+    series = NamespaceSeries(metrics.worker, [mine, theirs], 0)
+    gauges = PartitionGauges(metrics.worker, TOPIC, series=series)
+    store = InMemoryFactStore()
     for ns in (mine, theirs):
         await store.upsert(
             ns,
@@ -96,7 +98,8 @@ def test_lag_follows_processing_and_the_broker_and_goes_with_the_partition() -> 
 async def test_a_mapped_namespace_is_counted_with_its_mapped_partition() -> None:
     metrics = Metrics.create()
     moved = _namespaces_in(2, 4, 1)[0]  # hashed to 2, mapped to 1
-    gauges = PartitionGauges(metrics.worker, TOPIC, Placement({moved: 1}, 4))
+    series = NamespaceSeries(metrics.worker, [moved], 0)
+    gauges = PartitionGauges(metrics.worker, TOPIC, Placement({moved: 1}, 4), series)
     store = InMemoryFactStore()
     await store.upsert(moved, [stored(make_fact("f1", namespace=moved))])
     gauges.assign({1})
@@ -128,7 +131,8 @@ async def test_a_commit_does_not_wait_for_the_facts_count_and_the_gauge_follows(
     metrics, store, lm = Metrics.create(), SlowCount(), ScriptedLM([])
     runtime = Runtime(Settings())
     runtime._clients = Clients(metrics, store, HashingEmbedder(), lm, TaskRunner(lm))
-    runtime._gauges = PartitionGauges(metrics.worker, TOPIC)
+    series = NamespaceSeries(metrics.worker, ["desk"], 0)
+    runtime._gauges = PartitionGauges(metrics.worker, TOPIC, series=series)
     runtime._gauges.assign({0})
     await store.upsert("desk", [stored(make_fact("f1", namespace="desk"))])
 
@@ -144,3 +148,27 @@ async def test_a_commit_does_not_wait_for_the_facts_count_and_the_gauge_follows(
         await asyncio.sleep(0.01)
     assert store.counts == 2  # the batches applied while it counted: counted once more
     assert _samples(metrics.registry, "factstream_facts")[("desk", "true")] == 2
+
+
+class Unlisted(InMemoryFactStore):
+    """Refuses to list its namespaces: a store of 100,000 tenants must not be listed."""
+
+    async def namespaces(self) -> list[str]:
+        raise AssertionError("the gauges listed every namespace of the store")
+
+
+async def test_assignment_counts_the_opt_in_namespaces_only_never_listing_the_store() -> None:
+    metrics = Metrics.create()
+    chosen, other = _namespaces_in(1, 4, 2)
+    series = NamespaceSeries(metrics.worker, [chosen], 0)
+    gauges = PartitionGauges(metrics.worker, TOPIC, series=series)
+    store = Unlisted()
+    for ns in (chosen, other):
+        await store.upsert(ns, [stored(make_fact("f1", namespace=ns))])
+    gauges.assign({1})
+    await gauges.count_partitions(store, {1}, 4)
+    await gauges.count(store, other, 1)  # no series of its own: not counted, not exported
+    assert _samples(metrics.registry, "factstream_facts") == {
+        (chosen, "true"): 1,
+        (chosen, "false"): 0,
+    }
