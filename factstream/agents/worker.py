@@ -16,6 +16,7 @@ from prometheus_client import start_http_server
 
 from factstream.agents.editor import Editor, InputRecord, Outcome
 from factstream.agents.gauges import PartitionGauges
+from factstream.agents.lifecycle import track_tenants
 from factstream.agents.query import register_query_agent
 from factstream.agents.replicas import track_replicas
 from factstream.agents.series import NamespaceSeries
@@ -263,6 +264,7 @@ def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:
     register_query_agent(app, settings, runtime.clients)
     _track_partitions(app, runtime, settings)
     track_replicas(app, settings, runtime.clients, runtime.gauges)
+    track_tenants(app, settings, runtime.clients, runtime.gauges)
 
     @app.on_before_shutdown.connect
     async def _close(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:

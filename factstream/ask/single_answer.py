@@ -190,7 +190,7 @@ class AnswerEngine:
 
     async def require_namespace(self, namespace: str) -> None:
         """Raises NamespaceNotFound unless the namespace has facts."""
-        if namespace not in await self._store.namespaces():
+        if not await self._store.has_namespace(namespace):
             raise NamespaceNotFound(namespace)
 
     async def retrieve(

@@ -7,15 +7,24 @@ materializer only, and can be dropped and rebuilt from ``factstream.fact-edits``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from factstream.temporal.intervals import ValidInterval
 from factstream.topics.records import Fact
 
-__all__ = ["AppliedBatch", "FactCounts", "FactPage", "FactStore", "SearchHit", "StoredFact"]
+__all__ = [
+    "AppliedBatch",
+    "Deactivating",
+    "FactCounts",
+    "FactPage",
+    "FactStore",
+    "SearchHit",
+    "StoredFact",
+    "TenantSweep",
+]
 
 
 @dataclass(frozen=True)
@@ -65,6 +74,22 @@ class AppliedBatch:
     document_id: str
     batch_id: str
     size: int
+
+
+@dataclass(frozen=True)
+class TenantSweep:
+    """One sweep of idle tenants: how many of the namespaces swept stay active (used
+    lately), and those made inactive now."""
+
+    active: int
+    deactivated: list[str]
+
+
+@runtime_checkable
+class Deactivating(Protocol):
+    """A store whose idle namespaces can be made inactive (and come back at their next use)."""
+
+    async def deactivate_idle(self, owns: Callable[[str], bool]) -> TenantSweep: ...
 
 
 class FactStore(Protocol):
@@ -135,6 +160,10 @@ class FactStore(Protocol):
 
     async def drop_namespace(self, namespace: str) -> None:
         """Delete every fact and batch record of a namespace (for a rebuild)."""
+        ...
+
+    async def has_namespace(self, namespace: str) -> bool:
+        """Whether the namespace exists (has been written), without listing the others."""
         ...
 
     async def namespaces(self) -> list[str]:

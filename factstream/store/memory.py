@@ -149,6 +149,10 @@ class InMemoryFactStore:
         self._facts.pop(namespace, None)
         self._batches.pop(namespace, None)
 
+    async def has_namespace(self, namespace: str) -> bool:
+        """Whether the namespace was written to and not dropped."""
+        return namespace in self._facts
+
     async def namespaces(self) -> list[str]:
         """The namespaces written to and not dropped, sorted."""
         return sorted(self._facts)

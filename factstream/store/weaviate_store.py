@@ -9,20 +9,27 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections import defaultdict
 from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, cast
+from weakref import WeakValueDictionary
 
 import weaviate
 from weaviate import exceptions as wx
 from weaviate.classes.aggregate import Metrics
-from weaviate.classes.config import Configure, ConsistencyLevel, DataType, Property, Tokenization
+from weaviate.classes.config import (
+    Configure,
+    ConsistencyLevel,
+    DataType,
+    Property,
+    Reconfigure,
+    Tokenization,
+)
 from weaviate.classes.data import DataObject
 from weaviate.classes.init import Auth
 from weaviate.classes.query import Filter, MetadataQuery, Sort
-from weaviate.classes.tenants import Tenant
+from weaviate.classes.tenants import Tenant, TenantActivityStatus
 from weaviate.collections import CollectionAsync
 from weaviate.collections.classes.filters import FilterReturn
 from weaviate.collections.classes.internal import Object, QueryReturn
@@ -30,8 +37,16 @@ from weaviate.outputs.aggregate import AggregateBoolean
 
 from factstream.config import StoreSettings, WeaviateSettings
 from factstream.errors import StoreError, StoreUnavailable, StoreWriteFailed
-from factstream.store.base import AppliedBatch, FactCounts, FactPage, SearchHit, StoredFact
+from factstream.store.base import (
+    AppliedBatch,
+    FactCounts,
+    FactPage,
+    SearchHit,
+    StoredFact,
+    TenantSweep,
+)
 from factstream.store.entities import ENTITY_INDEX_VERSION, is_about
+from factstream.store.recent import LastUse, RecentSet
 from factstream.store.replicas import ReplicaRepair, nudged
 from factstream.store.rules import (
     check_list_limit,
@@ -75,6 +90,10 @@ _GROWTH = 4
 # Weaviate computes cosine distance in float32; widen its cut so our exact check decides.
 _DISTANCE_SLACK = 1e-5
 _ID_CHUNK = 500
+# Namespaces whose tenant (and backfill checks) a store remembers; others are checked again.
+_REMEMBER = 10_000
+# Tenants per activity-status update request.
+_TENANT_CHUNK = 100
 
 _Obj = Object[Any, Any]
 _Collection = CollectionAsync[Any, Any]
@@ -124,10 +143,13 @@ class WeaviateFactStore:
         self.replicas = (
             ReplicaRepair(settings.reindex_window_s) if settings.reindex_window_s > 0 else None
         )
-        self._writing: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
-        self._tenants: set[str] = set()
-        self._valid_ready: set[str] = set()  # namespaces whose objects all have valid time
-        self._entities_ready: set[str] = set()  # ... and the current entity keys
+        # Per namespace, only while in use or recent: a worker meets 100,000s of them.
+        self._writing: WeakValueDictionary[str, asyncio.Lock] = WeakValueDictionary()
+        self._tenants = RecentSet(_REMEMBER)  # tenants known to exist
+        self._valid_ready = RecentSet(_REMEMBER)  # namespaces whose objects have valid time
+        self._entities_ready = RecentSet(_REMEMBER)  # ... and the current entity keys
+        # When each namespace was last used here (edited, asked), for the idle sweep.
+        self.last_use = LastUse(settings.tenant_idle_s)
 
     @classmethod
     async def open(cls, connection: WeaviateSettings, settings: StoreSettings) -> WeaviateFactStore:
@@ -177,7 +199,7 @@ class WeaviateFactStore:
         await self._ensure_entities(namespace, entities)
         server_filter = _and(_truth_filter(as_of, include_false=False), _valid_filter(valid, as_of))
         server_filter = _and(server_filter, _entity_filter(entities))
-        collection = self._facts.with_tenant(namespace)
+        collection = self._tenant(self._facts, namespace)
         max_distance = _max_distance(min_similarity, alpha)
         floored = max_distance is not None or min_similarity <= -1.0
         limit = _first_limit(top_k, self._overfetch, as_of, entities, floored=floored)
@@ -245,7 +267,7 @@ class WeaviateFactStore:
             return FactPage([], None)
         await self._ensure_valid_time(namespace, valid)
         chunk = min((limit + 1) * self._overfetch, MAX_RESULTS)
-        collection = self._facts.with_tenant(namespace)
+        collection = self._tenant(self._facts, namespace)
         shown: list[Fact] = []
         while len(shown) <= limit:
             server_filter = _and(
@@ -295,14 +317,14 @@ class WeaviateFactStore:
         await self._ensure_tenant(namespace)
         if self.replicas:  # before writing: a failed attempt may have reached a replica
             self.replicas.wrote(namespace, [item.fact.fact_id for item in facts])
-        async with self._writing[namespace]:
+        async with self._lock(namespace):
             failures = await self._write_all(namespace, facts)
         if failures and all(_not_serving_yet(message) for message in failures.values()):
             raise StoreUnavailable(self._url, f"write facts: {next(iter(failures.values()))}")
         if failures:
             ids = [fact_uuid(namespace, fact_id) for fact_id in failures]
             with self._translated("delete failed facts"):
-                await self._facts.with_tenant(namespace).data.delete_many(
+                await self._tenant(self._facts, namespace).data.delete_many(
                     Filter.by_id().contains_any(ids)
                 )
             raise StoreWriteFailed(namespace, failures)
@@ -312,7 +334,7 @@ class WeaviateFactStore:
         metric = Metrics("truth").boolean(total_true=True, total_false=True)
         with self._translated("count facts"):
             try:
-                result = await self._facts.with_tenant(namespace).aggregate.over_all(
+                result = await self._tenant(self._facts, namespace).aggregate.over_all(
                     return_metrics=metric, total_count=True
                 )
             except wx.WeaviateQueryError:
@@ -331,7 +353,7 @@ class WeaviateFactStore:
     async def record_batch(self, namespace: str, batch: AppliedBatch) -> None:
         """Record ``batch`` as applied; an existing record for its document wins."""
         await self._ensure_tenant(namespace)
-        collection = self._batches.with_tenant(namespace)
+        collection = self._tenant(self._batches, namespace)
         try:
             with self._translated("record batch"):
                 await collection.data.insert(
@@ -352,6 +374,50 @@ class WeaviateFactStore:
         self._tenants.discard(namespace)
         self._valid_ready.discard(namespace)
         self._entities_ready.discard(namespace)
+
+    async def has_namespace(self, namespace: str) -> bool:
+        """Whether the namespace has a tenant (active or not); one lookup, not a listing."""
+        with self._translated("find namespace"):
+            return bool(await self._facts.tenants.exists(namespace))
+
+    async def deactivate_idle(self, owns: Callable[[str], bool]) -> TenantSweep:
+        """Make inactive the active tenants of the namespaces ``owns`` names that were not
+        used here in the last ``tenant_idle_s`` seconds; see :class:`TenantSweep`.
+
+        An inactive tenant keeps its data on disk and frees its memory (HNSW index, open
+        segments); Weaviate activates it again at its next read or write (the collections
+        have auto tenant activation), so a caller never sees it. Weaviate's OFFLOADED status
+        needs an offload module (offload-s3) that the local stack does not have: tenants
+        are only made inactive. Nothing is done before this store has been open
+        ``tenant_idle_s`` (a namespace may have been used just before it began).
+        """
+        idle_s = self.last_use.keep_s
+        if idle_s <= 0 or self.last_use.known_for() < idle_s:
+            return TenantSweep(0, [])
+        with self._translated("list tenants"):
+            tenants = await self._facts.tenants.get()
+        active = [
+            name
+            for name, tenant in tenants.items()
+            if tenant.activity_status == TenantActivityStatus.ACTIVE and owns(name)
+        ]
+        idle = [name for name in active if not self.last_use.in_use(name)]
+        for start in range(0, len(idle), _TENANT_CHUNK):
+            names = [n for n in idle[start : start + _TENANT_CHUNK] if not self.last_use.in_use(n)]
+            if names:
+                await self._set_status(names, TenantActivityStatus.INACTIVE)
+        return TenantSweep(len(active) - len(idle), idle)
+
+    async def _set_status(self, names: list[str], status: TenantActivityStatus) -> None:
+        """Set the tenants' activity status in both collections (a batch tenant may be
+        missing: a namespace with facts and no applied batch yet)."""
+        with self._translated("set tenant status"):
+            for collection in (self._facts, self._batches):
+                present = await collection.tenants.get_by_names(names)
+                if present:
+                    await collection.tenants.update(
+                        [Tenant(name=name, activity_status=status) for name in present]
+                    )
 
     async def namespaces(self) -> list[str]:
         """The namespaces that have a tenant, sorted."""
@@ -385,7 +451,7 @@ class WeaviateFactStore:
         """Whether some objects of the namespace fail ``having`` (checked once per process:
         the objects passing it are counted against all of them).
         """
-        collection = self._facts.with_tenant(namespace)
+        collection = self._tenant(self._facts, namespace)
         with self._translated(action):
             for attempt in (1, 2):
                 try:
@@ -415,7 +481,7 @@ class WeaviateFactStore:
         the update is made again from the new record. Writers of this version always write
         the derived properties, so this converges.
         """
-        collection = self._facts.with_tenant(namespace)
+        collection = self._tenant(self._facts, namespace)
         done = 0
         with self._translated(f"backfill {what}"):
             async for obj in collection.iterator(
@@ -435,6 +501,18 @@ class WeaviateFactStore:
                     record = now.properties["record"]
                 done += 1
         log.info("backfilled %s of %d facts in namespace %s", what, done, namespace)
+
+    def _tenant(self, collection: _Collection, namespace: str) -> _Collection:
+        """The collection's tenant of the namespace; the namespace counts as used now."""
+        self.last_use.used(namespace)
+        return collection.with_tenant(namespace)
+
+    def _lock(self, namespace: str) -> asyncio.Lock:
+        """The namespace's write lock, kept only while someone holds or waits for it."""
+        lock = self._writing.get(namespace)
+        if lock is None:
+            lock = self._writing[namespace] = asyncio.Lock()
+        return lock
 
     async def _ensure_tenant(self, namespace: str) -> None:
         # Creating an existing tenant is a no-op in Weaviate, so racing writers are fine;
@@ -468,7 +546,7 @@ class WeaviateFactStore:
         Raises:
             StoreWriteFailed: some writes were rejected (the facts keep a vector 1e-7 off).
         """
-        async with self._writing[namespace]:
+        async with self._lock(namespace):
             current = list((await self.get_stored(namespace, sorted(fact_ids))).values())
             if not current:
                 return 0
@@ -526,7 +604,7 @@ class WeaviateFactStore:
         try:
             with self._translated("write facts"):
                 facts = self._facts if into is None else into
-                result = await facts.with_tenant(namespace).data.insert_many(objects)
+                result = await self._tenant(facts, namespace).data.insert_many(objects)
         except StoreError as exc:
             if isinstance(exc, StoreUnavailable) or not isinstance(
                 exc.__cause__, wx.WeaviateInsertManyAllFailedError
@@ -547,7 +625,7 @@ class WeaviateFactStore:
         *,
         with_vectors: bool = False,
     ) -> list[_Obj]:
-        query = collection.with_tenant(namespace).query
+        query = self._tenant(collection, namespace).query
         return await self._objects(
             collection,
             namespace,
@@ -780,6 +858,11 @@ async def _ensure_collection(
     config = await client.collections.use(spec.name).config.get()
     if not config.multi_tenancy_config.enabled:
         raise StoreError(f"collection {spec.name} exists without multi-tenancy")
+    if not config.multi_tenancy_config.auto_tenant_activation:
+        # Inactive tenants (deactivate_idle) must come back at their next use by themselves.
+        await client.collections.use(spec.name).config.update(
+            multi_tenancy_config=Reconfigure.multi_tenancy(auto_tenant_activation=True)
+        )
     present = {prop.name for prop in config.properties}
     ranged = {p.name for p in spec.properties if p.ranged}
     if unranged := sorted(
