@@ -97,30 +97,35 @@ async def test_unknown_namespace(engine: QueryEngine) -> None:
         await engine.ask(AskRequest("q", "elsewhere"))
 
 
-async def test_the_namespace_is_listed_only_when_the_search_finds_nothing(
+async def test_the_namespace_is_looked_up_only_when_the_search_finds_nothing(
     engine: QueryEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 26: a hit proves the namespace exists, so a question that finds facts makes
-    no namespace round trip; one that finds none is still told a missing namespace."""
+    no namespace round trip; one that finds none is still told a missing namespace. Issue
+    40: the lookup asks for the one namespace, never lists them all."""
     store = engine._store  # noqa: SLF001
-    listed: list[int] = []
-    listing = store.namespaces
+    looked: list[str] = []
+    lookup = store.has_namespace
 
-    async def counted() -> list[str]:
-        listed.append(1)
-        return await listing()
+    async def counted(namespace: str) -> bool:
+        looked.append(namespace)
+        return await lookup(namespace)
 
-    monkeypatch.setattr(store, "namespaces", counted)
+    async def refused() -> list[str]:
+        raise AssertionError("every namespace listed to answer one question")
+
+    monkeypatch.setattr(store, "has_namespace", counted)
+    monkeypatch.setattr(store, "namespaces", refused)
     assert [
         f.fact.text for f in await engine.retrieve(AskRequest("Where does Lawler sit?", "desk"))
     ]
-    assert listed == []
+    assert looked == []
     long_before = AskRequest("Where does Lawler sit?", "desk", T0 - timedelta(days=1))
     assert await engine.retrieve(long_before) == []  # the namespace exists, nothing then
-    assert len(listed) == 1
+    assert looked == ["desk"]
     with pytest.raises(NamespaceNotFound, match="'elsewhere' not found"):
         await engine.retrieve(AskRequest("Where does Lawler sit?", "elsewhere"))
-    assert len(listed) == 2
+    assert looked == ["desk", "elsewhere"]
 
 
 def test_key_from_headers() -> None:

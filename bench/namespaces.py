@@ -1,0 +1,362 @@
+"""Benchmark 9 (issue 40): what the N-th namespace costs; namespaces as cheap as rows.
+
+For each N, on a fresh deployment (its own topics, consumer group, collections, the
+deterministic stub LM at ``--lm-latency`` ms a call, one real `factstream worker`):
+
+1. warm: N x ``chunks`` short conversations' chunks (CLARK-News stated documents, bench.corpus)
+   into ``warm`` namespaces that already exist (a document each first), timed from publish
+   until the worker's factstream_documents_total counts them;
+2. fresh: the same number of documents, ``chunks`` to each of N namespaces never seen
+   before (each one a new tenant), timed alike: documents/s fresh over warm;
+3. tenant creation: ``--tenants`` more namespaces' tenants created one at a time (both
+   collections, as the store does on a namespace's first write), ms each;
+4. memory: the worker's and Weaviate's resident memory before (1), after (2) and after the
+   fresh namespaces' tenants are made inactive (``WeaviateFactStore.deactivate_idle``,
+   then Weaviate settles), per namespace; Weaviate is the shared local one, so its figures
+   include other sessions' collections (its growth during the run is what is reported);
+5. the series on the worker's /metrics (sample lines), and the placement map the product's
+   planner (``factstream placement plan``) proposes for these namespaces: entries and bytes;
+6. the first ask (the query engine's retrieval: namespace check, question embedded, hybrid
+   search; no generation) on ``--asks`` inactive namespaces, p50/p95, beside a second ask of
+   the same namespaces (active by then).
+
+Writes ``bench/results/<stamp>-namespaces.json`` and ``<stamp>-namespaces.png`` (each figure
+against N).
+
+    python -m bench.namespaces --n 10000                    # make bench-namespaces
+    python -m bench.namespaces --n 100 --n 300 --n 1000     # smaller, several N
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import tempfile
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import httpx
+import orjson
+import typer
+
+from bench.ask import _weaviate_pid
+from bench.corpus import DEFAULT_DATA, load, questions, stream_documents, stub_rules
+from bench.harness import Deployment
+from bench.measure import rss_mib, summary_ms
+from bench.report import RESULTS, new_report
+from bench.scrape import scrape
+from factstream.ask.ask_records import AskRequest
+from factstream.ask.query import QueryEngine
+from factstream.clients import open_clients
+from factstream.config import Settings
+from factstream.placement.planner import plan
+from factstream.store.schema import collections_for
+from factstream.store.weaviate_store import WeaviateFactStore
+from factstream.topics.records import Document
+from factstream_lab.stack.process import free_port
+
+__all__ = ["run"]
+
+log = logging.getLogger(__name__)
+
+_DOCS = "factstream_documents_total"
+_SETTLE_S = 10.0  # for Weaviate to free what the deactivated tenants held
+
+
+async def _handled(port: int) -> float:
+    try:
+        return (await scrape(port)).total(_DOCS)
+    except httpx.HTTPError:  # not listening yet
+        return 0.0
+
+
+async def _wait(dep: Deployment, port: int, documents: int, timeout_s: float) -> float:
+    """Poll the worker's /metrics until it has handled ``documents``; the moment it had."""
+    deadline = time.monotonic() + timeout_s
+    while (seen := await _handled(port)) < documents:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{seen:.0f} of {documents} documents handled")
+        dep.check_alive()
+        await asyncio.sleep(0.2)
+    return time.monotonic()
+
+
+def _chunks(base: list[Document], prefix: str, namespaces: list[str], per: int) -> list[Document]:
+    """``base``'s texts as chunks of conversations: ``per`` consecutive ones per namespace
+    when there are as many namespaces as conversations, else round robin."""
+    docs = []
+    for i, doc in enumerate(base):
+        ns = (
+            namespaces[i // per]
+            if len(namespaces) * per == len(base)
+            else namespaces[i % len(namespaces)]
+        )
+        docs.append(doc.model_copy(update={"id": f"{prefix}{i:07d}", "namespace": ns}))
+    return docs
+
+
+async def _series(port: int) -> int:
+    async with httpx.AsyncClient(timeout=30) as client:
+        text = (await client.get(f"http://127.0.0.1:{port}/metrics")).text
+    return sum(1 for line in text.splitlines() if line and not line.startswith("#"))
+
+
+async def _tenant_creation_ms(settings: Settings, count: int) -> dict[str, float]:
+    """Create ``count`` namespaces' tenants one at a time, as a namespace's first write does."""
+    store = await WeaviateFactStore.open(settings.weaviate, settings.store)
+    seconds = []
+    try:
+        for i in range(count):
+            started = time.perf_counter()
+            await store._ensure_tenant(f"created-{i:05d}")  # noqa: SLF001 - what is timed
+            seconds.append(time.perf_counter() - started)
+    finally:
+        await store.close()
+    return summary_ms(seconds)
+
+
+async def _deactivate(settings: Settings, fresh: set[str]) -> tuple[int, float]:
+    """Make the fresh namespaces' tenants inactive; (how many, seconds)."""
+    store = await WeaviateFactStore.open(
+        settings.weaviate, settings.store.model_copy(update={"tenant_idle_s": 0.01})
+    )
+    try:
+        await asyncio.sleep(0.05)
+        started = time.perf_counter()
+        swept = await store.deactivate_idle(lambda ns: ns in fresh)
+        return len(swept.deactivated), time.perf_counter() - started
+    finally:
+        await store.close()
+
+
+async def _asks(settings: Settings, namespaces: list[str], data: Path) -> dict[str, Any]:
+    """The retrieval of a first question on each (inactive) namespace, then a second."""
+    asked = questions(data)
+    async with open_clients(settings) as clients:
+        engine = QueryEngine(
+            clients.store,
+            clients.embedder,
+            clients.runner,
+            settings.api,
+            alpha=settings.editor.alpha,
+        )
+        await engine.retrieve(AskRequest(asked[0], "warm-0"))  # the model loaded, not timed
+        first: list[float] = []
+        second: list[float] = []
+        for i, ns in enumerate(namespaces):
+            for into in (first, second):
+                started = time.perf_counter()
+                await engine.retrieve(AskRequest(asked[i % len(asked)], ns))
+                into.append(time.perf_counter() - started)
+    return {"first_inactive": summary_ms(first), "second_active": summary_ms(second)}
+
+
+def _statuses(settings: Settings, names: set[str]) -> dict[str, int]:
+    import weaviate  # noqa: PLC0415 - a check of the benchmark's own, outside the product
+
+    cfg = settings.weaviate
+    with weaviate.connect_to_local(host=cfg.host, port=cfg.http_port, grpc_port=cfg.grpc_port) as c:
+        tenants = c.collections.use(collections_for(settings.store.collection_prefix).facts.name)
+        counts: dict[str, int] = {}
+        for name, tenant in tenants.tenants.get().items():
+            if name in names:
+                key = tenant.activity_status.value
+                counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+async def _one(
+    base: Settings,
+    workdir: Path,
+    n: int,
+    *,
+    chunks: int,
+    warm: int,
+    latency_ms: float,
+    tenants: int,
+    asks: int,
+    data: Path,
+) -> dict[str, Any]:
+    clark = load(data)
+    port = free_port()
+    env = {
+        "FACTSTREAM_WORKER_METRICS_PORT": str(port),
+        "FACTSTREAM_WORKER_METRICS_HOST": "127.0.0.1",
+        "FACTSTREAM_STORE_TENANT_IDLE_S": "0",  # the benchmark deactivates, once, timed
+        "FACTSTREAM_EDITOR_GROUNDING": "true",
+    }
+    dep = Deployment(base, workdir / f"n{n}", stub=True, **env)
+    weaviate_pid = _weaviate_pid(base)
+    documents = n * chunks
+    texts = stream_documents(clark, documents, ["x"])
+    warm_names = [f"warm-{i}" for i in range(warm)]
+    fresh_names = [f"fresh-{i:07d}" for i in range(n)]
+    out: dict[str, Any] = {"n": n, "documents": documents, "chunks": chunks, "warm": warm}
+    try:
+        dep.start_stub(stub_rules(clark), latency_ms)
+        await dep.create_topics()
+        worker = dep.start_worker()
+        await dep.publish(_chunks(texts[:warm], "w0-", warm_names, 1))  # warm-up, untimed
+        await _wait(dep, port, warm, timeout_s=900)
+        rss = {"worker_start": rss_mib(worker.pid)}
+        if weaviate_pid:
+            rss["weaviate_start"] = rss_mib(weaviate_pid)
+        # 1. warm namespaces
+        started = time.monotonic()
+        await dep.publish(_chunks(texts, "w-", warm_names, chunks))
+        done = await _wait(dep, port, warm + documents, timeout_s=600 + documents)
+        out["warm_docs_per_s"] = round(documents / (done - started), 2)
+        rss["worker_after_warm"] = rss_mib(worker.pid)
+        if weaviate_pid:
+            rss["weaviate_after_warm"] = rss_mib(weaviate_pid)
+        # 2. fresh namespaces
+        started = time.monotonic()
+        await dep.publish(_chunks(texts, "f-", fresh_names, chunks))
+        done = await _wait(dep, port, warm + 2 * documents, timeout_s=600 + 2 * documents)
+        out["fresh_docs_per_s"] = round(documents / (done - started), 2)
+        out["fresh_over_warm"] = round(out["fresh_docs_per_s"] / out["warm_docs_per_s"], 3)
+        rss["worker_after_fresh"] = rss_mib(worker.pid)
+        if weaviate_pid:
+            rss["weaviate_after_fresh"] = rss_mib(weaviate_pid)
+        out["series_exported"] = await _series(port)
+        # 3. tenant creation
+        out["tenant_create_ms"] = await _tenant_creation_ms(dep.settings, tenants)
+        # 4. deactivation
+        fresh = set(fresh_names)
+        out["deactivated"], deactivate_s = await _deactivate(dep.settings, fresh)
+        out["deactivate_s"] = round(deactivate_s, 2)
+        out["fresh_tenant_status"] = _statuses(dep.settings, fresh)
+        await asyncio.sleep(_SETTLE_S)
+        rss["worker_after_deactivation"] = rss_mib(worker.pid)
+        if weaviate_pid:
+            rss["weaviate_after_deactivation"] = rss_mib(weaviate_pid)
+        out["rss_mib"] = rss
+        grown = rss["worker_after_fresh"] - rss["worker_after_warm"]
+        out["worker_kib_per_fresh_namespace"] = round(grown * 1024 / n, 2)
+        if weaviate_pid:
+            w = rss
+            out["weaviate_kib_per_active_namespace"] = round(
+                (w["weaviate_after_fresh"] - w["weaviate_after_warm"]) * 1024 / n, 2
+            )
+            out["weaviate_kib_per_inactive_namespace"] = round(
+                (w["weaviate_after_deactivation"] - w["weaviate_after_warm"]) * 1024 / n, 2
+            )
+            out["weaviate_after_deactivation_over_start"] = round(
+                w["weaviate_after_deactivation"] / w["weaviate_start"], 3
+            )
+        # 5. placement map the planner proposes for these namespaces
+        partitions = dep.settings.worker.partitions
+        planned = plan({ns: chunks for ns in fresh_names + warm_names}, partitions).placement
+        body = orjson.dumps({"namespaces": planned.namespaces, "partitions": partitions})
+        out["placement_map"] = {"entries": len(planned.namespaces), "bytes": len(body)}
+        # 6. first ask on an inactive namespace
+        out["ask_ms"] = await _asks(dep.settings, fresh_names[:asks], data)
+        out["ask_p95_goal_met"] = out["ask_ms"]["first_inactive"]["p95_ms"] <= 250.0
+    finally:
+        await dep.close()
+    return out
+
+
+def _plot(results: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib  # noqa: PLC0415 - only when plotting
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    ns = [r["n"] for r in results]
+    figures = {
+        "fresh / warm docs/s": [r["fresh_over_warm"] for r in results],
+        "tenant creation p50 ms": [r["tenant_create_ms"]["p50_ms"] for r in results],
+        "worker KiB / fresh namespace": [r["worker_kib_per_fresh_namespace"] for r in results],
+        "Weaviate KiB / active ns": [r.get("weaviate_kib_per_active_namespace") for r in results],
+        "Weaviate KiB / inactive ns": [
+            r.get("weaviate_kib_per_inactive_namespace") for r in results
+        ],
+        "series exported": [r["series_exported"] for r in results],
+        "placement map entries": [r["placement_map"]["entries"] for r in results],
+        "first ask (inactive) p95 ms": [r["ask_ms"]["first_inactive"]["p95_ms"] for r in results],
+    }
+    fig, axes = plt.subplots(2, 4, figsize=(16, 7), dpi=100)
+    for ax, (title, values) in zip(axes.flat, figures.items(), strict=True):
+        ax.plot(ns, [v if v is not None else float("nan") for v in values], marker="o")
+        ax.set_xscale("log")
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("N namespaces")
+        ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+async def run(
+    base: Settings,
+    ns: list[int],
+    *,
+    chunks: int,
+    warm: int,
+    latency_ms: float,
+    tenants: int,
+    asks: int,
+    data: Path,
+) -> dict[str, Any]:
+    report = new_report("namespaces")
+    results = []
+    with tempfile.TemporaryDirectory(prefix="bench-namespaces-") as tmp:
+        for n in sorted(ns):
+            started = time.monotonic()
+            result = await _one(
+                base,
+                Path(tmp),
+                n,
+                chunks=chunks,
+                warm=warm,
+                latency_ms=latency_ms,
+                tenants=tenants,
+                asks=min(asks, n),
+                data=data,
+            )
+            result["bench_s"] = round(time.monotonic() - started, 1)
+            results.append(result)
+            typer.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
+    report["namespaces"] = {
+        "lm_latency_ms": latency_ms,
+        "caveat": "shared 2-core machine, loaded; Weaviate is the shared local one",
+        "runs": results,
+    }
+    return report
+
+
+def main(
+    n: Annotated[list[int], typer.Option(help="Namespaces (repeat for several).")] = [10_000],  # noqa: B006
+    chunks: Annotated[int, typer.Option(help="Chunks (documents) per conversation.")] = 2,
+    warm: Annotated[int, typer.Option(help="Warm namespaces of the baseline.")] = 4,
+    lm_latency: Annotated[float, typer.Option(help="Stub LM ms per call.")] = 0.0,
+    tenants: Annotated[int, typer.Option(help="Tenants created one at a time, timed.")] = 50,
+    asks: Annotated[int, typer.Option(help="Inactive namespaces asked.")] = 50,
+    data: Annotated[Path, typer.Option(help="CLARK-News data folder.")] = DEFAULT_DATA,
+) -> None:
+    """Documents into N fresh namespaces beside a few warm ones (issue 40)."""
+    logging.basicConfig(level=logging.WARNING)
+    base = Settings()
+    report = asyncio.run(
+        run(
+            base,
+            n,
+            chunks=chunks,
+            warm=warm,
+            latency_ms=lm_latency,
+            tenants=tenants,
+            asks=asks,
+            data=data,
+        )
+    )
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{report['timestamp']}-namespaces.json"
+    path.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
+    _plot(report["namespaces"]["runs"], path.with_suffix(".png"))
+    typer.echo(f"wrote {path} and {path.with_suffix('.png')}")
+
+
+if __name__ == "__main__":
+    typer.run(main)
