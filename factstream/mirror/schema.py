@@ -4,8 +4,8 @@
 its valid interval as a ``tstzrange`` and the conversation turns it was said in
 (``turn_ids``, in the document of its first history entry; added to tables made before);
 ``edits``: every edit applied, once, with where it was read and why it changed nothing if
-it did not; ``dead_letters``: changelog records
-the mirror could not apply (a newer schema version, unreadable), with the reason;
+it did not; ``dead_letters``: changelog records the mirror could not apply (a newer
+schema version, unreadable), with the reason;
 ``mirror_batches``: the document batches applied (the first per document wins, as in the
 knowledge base); ``mirror_offsets``: per partition, the offset reading resumes at
 (``next_offset``, before any edit of a batch still incomplete) and how far it had read
