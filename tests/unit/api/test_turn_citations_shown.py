@@ -1,4 +1,4 @@
-"""The turns a conversation's fact was said in, as the API and the console show them.
+"""The turns a conversation's fact was said in, as the API, the console and the CLI show them.
 
 The app runs on in-memory doubles (memory store, hashing embedder, scripted LM); the facts
 are a real pipeline's: a conversation chunk with the producer's turn ids is edited and
@@ -100,3 +100,15 @@ def test_a_conversations_document_page_anchors_each_turn_and_its_edits_cite_them
     for turn in CHUNK.turns or ():
         assert f'<li id="turn-{turn.id}">' in html and turn.text in html
     assert f'href="/ui/documents/{CHUNK.id}?namespace={NS}#turn-D1:4">D1:4</a>' in html
+
+
+def test_the_command_line_shows_the_turns_with_the_first_change() -> None:
+    from factstream.console import history_line
+
+    h = Harness(Decisions(extract={"Bluefin": [WORK], "bridge": [BRIDGE]}))
+    asyncio.run(h.feed(CHUNK))
+    asyncio.run(h.feed(doc("Traffic: the Vasco da Gama bridge is closed.", 9, "news-1")))
+    page = asyncio.run(h.store.list_facts(NS))
+    lines = {f.text: history_line(f) for f in page.facts}
+    assert lines[WORK] == f"2023-05-08 true ({CHUNK.id} turns D1:2 D1:4)"
+    assert lines[BRIDGE] == "2023-01-09 true (news-1)"
