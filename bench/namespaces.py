@@ -319,12 +319,22 @@ async def run(
             result["bench_s"] = round(time.monotonic() - started, 1)
             results.append(result)
             typer.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
+            save(report, results, latency_ms)  # after each N: a long run keeps what it did
+    return report
+
+
+def save(report: dict[str, Any], results: list[dict[str, Any]], latency_ms: float) -> Path:
+    """Write the runs so far as ``<stamp>-namespaces.json`` with their plot beside it."""
     report["namespaces"] = {
         "lm_latency_ms": latency_ms,
         "caveat": "shared 2-core machine, loaded; Weaviate is the shared local one",
         "runs": results,
     }
-    return report
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{report['timestamp']}-namespaces.json"
+    path.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
+    _plot(results, path.with_suffix(".png"))
+    return path
 
 
 def main(
@@ -351,10 +361,7 @@ def main(
             data=data,
         )
     )
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"{report['timestamp']}-namespaces.json"
-    path.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
-    _plot(report["namespaces"]["runs"], path.with_suffix(".png"))
+    path = save(report, report["namespaces"]["runs"], lm_latency)
     typer.echo(f"wrote {path} and {path.with_suffix('.png')}")
 
 
