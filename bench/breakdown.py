@@ -44,7 +44,7 @@ from bench.ask import _engine
 from bench.corpus import DEFAULT_DATA, load, stream_documents, stub_rules
 from bench.counting import Counting
 from bench.harness import REPO, Deployment
-from bench.measure import RecordingEmbedder, stage_seconds, summary_ms
+from bench.measure import recording_model, stage_seconds, summary_ms
 from bench.report import new_report
 from bench.throughput import (
     _by_namespace,
@@ -157,8 +157,8 @@ async def _documents(
     dep: Deployment, all_docs: list[Any], lanes: int, spy_on: bool
 ) -> dict[str, Any]:
     async with open_clients(dep.settings) as opened:
-        recording = RecordingEmbedder(opened.embedder)
-        clients = dataclasses.replace(opened, embedder=recording)
+        used, recording, model = recording_model(opened.embedder)
+        clients = dataclasses.replace(opened, embedder=used)
         publisher = ChangelogPublisher(dep.settings.kafka, dep.settings.worker.app_id)
         await publisher.start()
         try:
@@ -170,7 +170,8 @@ async def _documents(
             profiler = _Spy(dep.workdir / "spy.raw") if spy_on else None
             pids = {"bench (editor + materializer)": os.getpid(), **_embedding_pids()}
             pids |= service_pids(dep)
-            thread_before = _model_thread_cpu(opened.embedder)
+            thread_before = _model_thread_cpu(model)
+            asked_before = _asked(used)
             stages_before = stage_seconds(clients.metrics.registry)
             if profiler is not None:
                 profiler.start()
@@ -182,11 +183,12 @@ async def _documents(
             recording.recording = False
             profile = profiler.stop() if profiler is not None else None
             if thread_before is not None:
-                model = round(_model_thread_cpu(opened.embedder) - thread_before, 2)  # type: ignore[operator]
+                used_s = round(_model_thread_cpu(model) - thread_before, 2)  # type: ignore[operator]
                 cpu["bench (editor + materializer)"] = round(
-                    cpu["bench (editor + materializer)"] - model, 2
+                    cpu["bench (editor + materializer)"] - used_s, 2
                 )
-                cpu["embedding model"] = model
+                cpu["embedding model"] = used_s
+            asked = _asked(used) - asked_before if asked_before >= 0 else -1
             stages_after = stage_seconds(clients.metrics.registry)
         finally:
             await publisher.stop()
@@ -206,6 +208,8 @@ async def _documents(
         "seconds": round(elapsed, 2),
         "docs_per_s": round(n / elapsed, 2),
         **counting.summary(n, "doc"),
+        # Without a cache every text asked reached the model.
+        "texts_asked_per_doc": round((asked if asked >= 0 else len(counting.texts)) / n, 3),
         "stage_wall_ms_per_doc": stage_ms,
         "cpu_ms_per_doc_by_process": per_process,
         "non_model_cpu_ms_per_doc": round(others, 2),
@@ -226,6 +230,12 @@ async def _documents(
             "error": profile.get("error"),
         }
     return result
+
+
+def _asked(embedder: object) -> int:
+    """Texts asked of a cached embedder so far (hits and misses); -1 without a cache."""
+    hits, misses = getattr(embedder, "hits", None), getattr(embedder, "misses", None)
+    return -1 if hits is None or misses is None else int(hits) + int(misses)
 
 
 class _QuestionEmbeds:
