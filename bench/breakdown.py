@@ -329,7 +329,7 @@ def main(
     """Break a document's and a question's cost down; writes ``<stamp>-breakdown.json``."""
     report = new_report("breakdown")
     base = load_settings()
-    manager.up(base, list(manager.SERVICE_NAMES))
+    manager.up(base, ["kafka", "weaviate"])  # the stub LM is its own; no real LM needed
     workdir = Path(tempfile.mkdtemp(prefix="factstream-breakdown-"))
     if only in (None, "documents"):
         report["document"] = asyncio.run(documents(base, docs, lanes, workdir, data, spy_on))
