@@ -31,6 +31,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -104,7 +105,10 @@ class _Spy:
         self._proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        argv = ["py-spy", "record", "--pid", str(os.getpid()), "-r", str(self.rate)]
+        # py-spy is a dev dependency: in the venv beside this Python, else on the PATH.
+        beside = Path(sys.executable).parent / "py-spy"
+        program = str(beside) if beside.exists() else "py-spy"
+        argv = [program, "record", "--pid", str(os.getpid()), "-r", str(self.rate)]
         argv += ["-f", "raw", "-o", str(self.raw), "--nonblocking"]
         self._proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # noqa: S603
         time.sleep(1.0)  # attached before the stretch begins
