@@ -25,6 +25,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 from factstream.embed.base import Embedder, Vector
+from factstream.errors import EmbedError
 
 __all__ = ["CachedEmbedder", "question_key"]
 
@@ -32,10 +33,6 @@ __all__ = ["CachedEmbedder", "question_key"]
 def question_key(text: str) -> str:
     """The form a question is cached under: its whitespace collapsed."""
     return " ".join(text.split())
-
-
-class _GivenUp(Exception):
-    """The call computing a text was cancelled: whoever waits for it asks again."""
 
 
 class _Lru:
@@ -136,7 +133,8 @@ class CachedEmbedder:
         try:
             vectors = await self.inner.embed_batch(texts)
         except BaseException as exc:
-            failed = exc if isinstance(exc, Exception) else _GivenUp()
+            # A cancelled call tells its waiters so; they ask again.
+            failed = exc if isinstance(exc, Exception) else EmbedError("the call was cancelled")
             for future in futures.values():
                 future.set_exception(failed)
                 future.exception()  # marked retrieved: no warning when nobody waits
