@@ -1,7 +1,8 @@
 """How many candidates the Weaviate store asks for and reads (issues 26 and 37): ``top_k``
 where the server's filter is exact (facts true now), a quarter more as of a time (a superset
 only by facts changed after it), ``overfetch`` per hit for entities, more when too few pass
-the exact checks, and no record parsed past the ``top_k``-th hit. On a stand-in for the client that answers from a list in order."""
+the exact checks, and no record parsed past the ``top_k``-th hit. On a stand-in for the
+client that answers from a list in order."""
 
 from __future__ import annotations
 
