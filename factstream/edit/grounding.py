@@ -39,6 +39,7 @@ from factstream.prompts.models import DocumentView, Prompt
 from factstream.prompts.registry import sample_contexts
 
 __all__ = [
+    "COMMON_OPENERS",
     "MIN_PROMPT_WORDS",
     "PLACEHOLDERS",
     "REASONS",
@@ -104,7 +105,7 @@ def _listed(words: str) -> tuple[str, ...]:
 
 
 # Words that open a sentence without naming anything: a capitalised one there is no name.
-_COMMON_OPENERS = frozenset(
+COMMON_OPENERS = frozenset(
     _listed(
         """a an the this that these those there here it its he she his her hers they them their
     we our you your i my me who whom whose which what when where while why how after before
@@ -324,7 +325,7 @@ def _name_words(fact: str) -> list[str]:
         if words and words[0][:1].isupper():
             following = _WORD.findall(tokens[i + 1]) if i + 1 < len(tokens) else []
             in_run = bool(following) and following[0][:1].isupper() and raw[-1:].isalnum()
-            common = _fold(words[0]) in _COMMON_OPENERS
+            common = _fold(words[0]) in COMMON_OPENERS
             if not opens or (in_run and not common) or _is_acronym(words[0]):
                 names += words
         # An initial ("J.") or a title ("Dr.") ends no sentence.
