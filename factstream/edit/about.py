@@ -93,10 +93,11 @@ def _is_name(form: str) -> bool:
 def forms(name: str, *, subject: bool = False) -> tuple[str, ...]:
     """The folded forms under which a document names ``name`` (its aliases, and those of
     the name without a suffix), names only; a ``subject`` counts as written even without
-    a capital (a handle: "autimatic"). Empty: ``name`` names nothing."""
+    a capital (a handle: "autimatic"), as an alias does, from two characters up. Empty:
+    ``name`` names nothing."""
     name = name.strip()
     found = {f for f in aliases(name) | aliases(_SUFFIX.sub("", name)) if _is_name(f)}
-    if subject and name and name.casefold() not in COMMON_OPENERS:
+    if subject and len(name) >= 2 and name.casefold() not in COMMON_OPENERS:
         found.add(name)
     return tuple(sorted({_fold(f) for f in found} - {" ", "  "}))
 

@@ -97,5 +97,6 @@ def test_common_words_and_lower_case_heads_are_no_names() -> None:
     assert " member " not in forms("member of the Virginia House of Delegates")
     assert forms("autimatic") == ()
     assert forms("autimatic", subject=True) == (" autimatic ",)  # a handle as subject
+    assert forms("B", subject=True) == ()  # one letter names nothing ("B is true.")
     implied = fact("This article implied that Amari Burney is a member of the Florida Gators.")
     assert fact_names(implied) == ("Amari Burney", "Florida Gators")
