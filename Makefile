@@ -4,7 +4,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 
 .PHONY: help setup tools services provision demo test test-unit test-integration reliability \
-	screenshots bench bench-1m bench-busy bench-scale bench-namespaces lint format down clean
+	screenshots bench bench-1m bench-busy bench-scale bench-breakdown bench-namespaces lint \
+	format down clean
 # make test's steps run one after another, in the order named, even under make -j: lint and the
 # unit tests fail fast, before provisioning and the integration tests.
 .NOTPARALLEL:
@@ -22,6 +23,7 @@ help:
 	@echo "make bench-busy        one busy namespace: docs/s at windows 1, 4, 16, 32 (issue 18)"
 	@echo "make bench-scale       docs/s with 1, 2 and 3 workers in one group (issue 25)"
 	@echo "make bench-namespaces  10,000 fresh namespaces vs a few warm ones: cost per namespace (issue 40)"
+	@echo "make bench-breakdown   what a document and a question cost, counted (issue 37)"
 	@echo "make lint              ruff + mypy"
 	@echo "make format            ruff's fixes and formatting, in place"
 	@echo "make setup             the venv (.venv) with factstream and its dev tools"
@@ -111,6 +113,10 @@ bench-scale: provision
 # (the LM is not the cost); plus tenant creation, RSS, series, first ask inactive (issue 40).
 bench-namespaces: provision
 	$(BIN)/python -m bench.namespaces --n 10000 --chunks 2 --lm-latency 0
+# Per document and per question: Weaviate requests, Kafka round trips, texts embedded,
+# CPU by step and stage (py-spy); results/bench/<timestamp>-breakdown.json (issue 37).
+bench-breakdown: provision
+	$(BIN)/python -m bench.breakdown --facts 100000 --queries 200
 
 down: setup
 	$(BIN)/factstream services down
