@@ -465,6 +465,6 @@ def eval_locomo(
     with RichProgress(console, "locomo") as progress:
         results = asyncio.run(run_locomo(run, progress))
     path = write_results(out, f"locomo-{results['run']}", results)
-    plot = plot_locomo(results, out / "locomo.png")
+    plot = plot_locomo(results, out / f"locomo-{results['run']}.png")
     console.print(table_locomo(results))
     console.print(f"results: {path}, plot: {plot}", markup=False)

@@ -16,7 +16,7 @@ _CATEGORIES = ("1", "2", "3", "4", "5")
 
 
 def _label(name: str, row: Mapping[str, Any]) -> str:
-    return f"{name} {row['name']}\n({row['with_evidence']})"
+    return f"{name}: {row['with_evidence']} q"
 
 
 def plot_locomo(results: Mapping[str, Any], path: Path) -> Path:
@@ -37,8 +37,10 @@ def plot_locomo(results: Mapping[str, Any], path: Path) -> Path:
     )
     title = (
         f"LoCoMo {', '.join(results['conversations'])}: evidence recall, single mode\n"
-        f"temporal time resolved: {times}"
+        f"temporal time resolved: {times}\n"
+        "1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial"
     )
+
     return bar_figure(path, title, labels, series)
 
 
