@@ -1,13 +1,21 @@
-"""`eval locomo --kb turns` on a slice: real Weaviate, the real embedder, no LM asked.
+"""`eval locomo` on a slice of conversation 26 (tests/data/locomo-slice, sessions 1 to 3).
 
-Sessions 1 to 3 of conversation 26 (tests/data/locomo-slice) go in as turn passages; every
+Turns: the turns go in as passages (real Weaviate, the real embedder, no LM asked); every
 question goes through the ask path's retrieval in both modes as of the end of the slice.
+Facts: the first document goes through a real worker (the LM double scripted) and the
+questions answered in it are scored from the facts it wrote.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import orjson
+from fixtures.decisions import Decisions
+from fixtures.stack import StackFactory
 from prometheus_client import CollectorRegistry
 
 from factstream.ask.query import QueryEngine
@@ -68,3 +76,38 @@ async def test_turn_passages_find_the_evidence_without_an_lm(
     assert not any(s.recall and "multi_hop" not in s.recall for s in scores)
     asked = [m for m in registry.collect() if m.name == "factstream_lm_requests"]
     assert all(sample.value == 0 for family in asked for sample in family.samples)
+
+
+async def test_the_facts_kb_streams_the_slice_through_a_worker(
+    stack_factory: StackFactory, tmp_path: Path
+) -> None:
+    # The LM double extracts one fact from the turn that says it; the worker, Kafka and
+    # Weaviate are real, and the documents go out as `factstream publish` sends them.
+    said = "I went to a LGBTQ support group yesterday"
+    fact = "Caroline went to a LGBTQ support group yesterday."
+    stack = await stack_factory(Decisions(extract={said: [fact]}))
+    out = tmp_path / "results"
+    args = ["eval", "locomo", "--data", str(SLICE), "--kb", "facts", "--sessions", "1"]
+    run = subprocess.run(
+        [sys.executable, "-m", "factstream", *args, "--limit", "1", "--out", str(out)],
+        env={**os.environ, **stack.env},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    [path] = sorted(out.glob("locomo-*.json"))
+    data = orjson.loads(path.read_bytes())
+    facts = data["kbs"]["facts"]
+    assert list(data["kbs"]) == ["facts"] and facts["documents"] == {"26": 1}
+    assert facts["skipped_documents"] == {"26": []}
+    [published] = sorted(out.glob("locomo-*/26-documents.jsonl"))
+    assert len(published.read_text().splitlines()) == 1
+    rows = {r["question"]: r for r in data["questions"]}
+    went = rows["When did Caroline go to the LGBTQ support group?"]
+    assert went["recall"]["single"]["at_10"] == 1.0
+    # Its valid time starts on the day 'yesterday' names, read against the session's date.
+    assert went["time_resolved"] is True, went
+    assert went["read"]["valid_from"].startswith("2023-05-07")
+    assert (out / f"locomo-{data['run']}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
