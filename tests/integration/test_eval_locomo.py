@@ -101,7 +101,7 @@ async def test_the_facts_kb_streams_the_slice_through_a_worker(
     data = orjson.loads(path.read_bytes())
     facts = data["kbs"]["facts"]
     assert list(data["kbs"]) == ["facts"] and facts["documents"] == {"26": 1}
-    assert facts["skipped_documents"] == {"26": []}
+    assert facts["skipped_documents"] == {"26": []} and facts["facts_true"] == {"26": 1}
     [published] = sorted(out.glob("locomo-*/26-documents.jsonl"))
     assert len(published.read_text().splitlines()) == 1
     rows = {r["question"]: r for r in data["questions"]}

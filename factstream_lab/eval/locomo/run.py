@@ -178,7 +178,12 @@ async def _facts(
 ) -> tuple[list[QuestionScore], dict[str, Any]]:
     tag = f"eval-locomo-{stamp}"
     scores: list[QuestionScore] = []
-    detail: dict[str, Any] = {"namespaces": {}, "documents": {}, "skipped_documents": {}}
+    detail: dict[str, Any] = {
+        "namespaces": {},
+        "documents": {},
+        "skipped_documents": {},
+        "facts_true": {},
+    }
     settings = Settings.from_env(kb_facts.worker_env(tag, 0, run.lm_url))
     log = settings.local.cache_dir / "logs" / f"{tag}-worker.log"
     ingest_s = 0.0
@@ -202,6 +207,8 @@ async def _facts(
                 detail["namespaces"][conversation.id] = namespace
                 detail["documents"][conversation.id] = len(ids)
                 detail["skipped_documents"][conversation.id] = skipped
+                counts = await clients.store.count_facts(namespace)
+                detail["facts_true"][conversation.id] = counts.true
                 provenance = Provenance({}, {d.id: turns for d, turns in documents})
                 engine = QueryEngine.of(clients, worker.settings)
                 scores += await _ask_all(
