@@ -307,6 +307,12 @@ class EditorSettings(BaseSettings):
         description="Refuse added and rewritten facts not grounded in their document: prompt "
         "text, placeholders, names or numbers the sources lack (docs/design.md section 4).",
     )
+    subject_check: bool = Field(
+        True,
+        description="Refuse an invalidation, close or rewrite of a fact when the document names "
+        "none of the fact's entities (its subject, its object) in any form the entity index "
+        "knows (docs/design.md section 4).",
+    )
 
     top_k: int = Field(10, ge=1, le=100, description="Facts retrieved per document.")
     min_similarity: float = Field(

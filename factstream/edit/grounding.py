@@ -39,12 +39,14 @@ from factstream.prompts.models import DocumentView, Prompt
 from factstream.prompts.registry import sample_contexts
 
 __all__ = [
+    "COMMON_OPENERS",
     "MIN_PROMPT_WORDS",
     "PLACEHOLDERS",
     "REASONS",
     "Refusal",
     "RefusalReason",
     "check_grounded",
+    "grounded_anchors",
     "prompt_ngrams",
     "prompt_texts",
 ]
@@ -104,7 +106,7 @@ def _listed(words: str) -> tuple[str, ...]:
 
 
 # Words that open a sentence without naming anything: a capitalised one there is no name.
-_COMMON_OPENERS = frozenset(
+COMMON_OPENERS = frozenset(
     _listed(
         """a an the this that these those there here it its he she his her hers they them their
     we our you your i my me who whom whose which what when where while why how after before
@@ -324,7 +326,7 @@ def _name_words(fact: str) -> list[str]:
         if words and words[0][:1].isupper():
             following = _WORD.findall(tokens[i + 1]) if i + 1 < len(tokens) else []
             in_run = bool(following) and following[0][:1].isupper() and raw[-1:].isalnum()
-            common = _fold(words[0]) in _COMMON_OPENERS
+            common = _fold(words[0]) in COMMON_OPENERS
             if not opens or (in_run and not common) or _is_acronym(words[0]):
                 names += words
         # An initial ("J.") or a title ("Dr.") ends no sentence.
@@ -348,14 +350,31 @@ def _ungrounded_entity(fact: str, sources: _Sources) -> Refusal | None:
     return None
 
 
-def _ungrounded_number(fact: str, sources: _Sources) -> Refusal | None:
+def _fact_numbers(fact: str) -> Iterable[tuple[str, str]]:
+    """Each number ``fact`` writes in digits: (as written, its value); a dotted run that is
+    no number (a date, 2024.03.01) counts part by part."""
     for token in _NUMBER.findall(_fold(fact)):
         parts = [token] if _number_value(token) is not None else token.split(".")
         for part in parts:
             value = _number_value(part)
-            if value is not None and value not in sources.numbers:
-                return Refusal("ungrounded_number", token)
+            if value is not None:
+                yield token, value
+
+
+def _ungrounded_number(fact: str, sources: _Sources) -> Refusal | None:
+    for token, value in _fact_numbers(fact):
+        if value not in sources.numbers:
+            return Refusal("ungrounded_number", token)
     return None
+
+
+def grounded_anchors(fact: str, source: str) -> frozenset[str]:
+    """The names and numbers of ``fact`` that ``source`` writes, as this check compares them:
+    the folded words of its names (titles aside), and its numbers' values."""
+    words = set(_words(source))
+    names = {w for name in _name_words(fact) for w in _words(name) if w not in _TITLES}
+    numbers = {value for _, value in _fact_numbers(fact)} & _numbers_in(source)
+    return frozenset((names & words) | numbers)
 
 
 def check_grounded(

@@ -6,7 +6,7 @@ histories, one fact whose truth changed and one question asked before and after 
 share of facts the grounding check kept, and the audit of the kept facts
 (``eval.grounding_audit``). Beside the worker the PostgreSQL mirror follows the namespace
 (``demo_mirror``); at the end it is caught up and checked against the knowledge base.
-``DemoResult.to_json`` is the results file (docs/demo/clark-news-40.json).
+``DemoResult.to_json`` is the results file (results/demo/clark-news-40.json).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from factstream_lab.up import Part, start_part, stop_parts
 
 __all__ = ["DEFAULT_DEMO_DATA", "DemoResult", "run_demo", "tell", "wait_processed"]
 
-DEFAULT_DEMO_DATA = Path(__file__).resolve().parents[1] / "deploy" / "demo" / "clark-news-40.jsonl"
+DEFAULT_DEMO_DATA = Path(__file__).resolve().parents[2] / "deploy" / "demo" / "clark-news-40.jsonl"
 
 
 @dataclass(frozen=True)

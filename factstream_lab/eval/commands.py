@@ -56,6 +56,66 @@ def eval_floor(data: Data, json_out: JsonOut = None) -> None:
         json_out.write_text(json.dumps(dataclasses.asdict(report), indent=2))
 
 
+@eval_app.command("subject-check")
+def eval_subject_check(
+    data: Data,
+    demo: Annotated[
+        Path | None,
+        typer.Option(
+            dir_okay=False,
+            help="The demo's documents (JSON Lines), scored alone too "
+            "(default: deploy/demo/clark-news-40.jsonl, if there).",
+        ),
+    ] = None,
+    json_out: JsonOut = None,
+) -> None:
+    """Supersessions the subject check passes and wrong invalidations it refuses (no LM)."""
+    from factstream_lab.eval.datasets import load_clark
+    from factstream_lab.eval.subject_check import demo_ids, evaluate_subject_check
+
+    if demo is None and _DEMO_DOCUMENTS.is_file():
+        demo = _DEMO_DOCUMENTS
+    ids = demo_ids(demo) if demo is not None else None
+    report = evaluate_subject_check(
+        load_clark(data), str(data), ids, None if demo is None else str(demo)
+    )
+    table = Table(
+        "test",
+        "supersessions passed",
+        "in the KB then",
+        "wrong refused",
+        "demo: passed",
+        "demo: wrong refused",
+    )
+    for v in report.variants:
+        table.add_row(
+            v.name,
+            *(
+                _share(s)
+                for s in (
+                    v.supersessions_passed,
+                    v.scored_passed,
+                    v.wrong_refused,
+                    v.demo_supersessions_passed,
+                    v.demo_wrong_refused,
+                )
+            ),
+        )
+    console.print(table)
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        body = {"created": datetime.now(UTC).isoformat(timespec="seconds"), **report.to_json()}
+        json_out.write_text(json.dumps(body, indent=2) + "\n")
+        console.print(f"-> {json_out}", markup=False)
+
+
+_DEMO_DOCUMENTS = Path("deploy/demo/clark-news-40.jsonl")
+
+
+def _share(share: Any) -> str:
+    return "-" if share.share is None else f"{share.counted}/{share.total} ({share.share:.1%})"
+
+
 @eval_app.command("update-retrieval")
 def eval_update_retrieval(
     data: Data,

@@ -22,6 +22,7 @@ __all__ = [
     "multihop_lm_markdown",
     "multihop_markdown",
     "render",
+    "subject_check_markdown",
     "temporal_lm_markdown",
     "temporal_markdown",
     "update_retrieval_default_markdown",
@@ -325,6 +326,40 @@ def locomo_markdown(results: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _counted(share: Mapping[str, Any]) -> str:
+    if share["share"] is None:
+        return "-"
+    return f"{share['counted']:,} / {share['total']:,} ({share['share']:.1%})"
+
+
+def subject_check_markdown(reports: Sequence[Mapping[str, Any]]) -> str:
+    """``factstream eval subject-check --json`` output: one row per test, the rule last."""
+    [report] = reports
+    rows = [
+        (
+            f"`{v['name']}`",
+            _counted(v["supersessions_passed"]),
+            _counted(v["scored_passed"]),
+            _counted(v["wrong_refused"]),
+            _counted(v["demo_wrong_refused"]),
+        )
+        for v in report["variants"]
+    ]
+    header = [
+        "test",
+        "supersessions passed",
+        "of those, stale fact in the KB",
+        "wrong invalidations refused",
+        "demo: wrong refused",
+    ]
+    lines = [
+        f"{report['documents']} documents, {report['triples']} triples.",
+        "",
+        *_table(header, rows),
+    ]
+    return "\n".join(lines) + "\n"
+
+
 RENDERERS: dict[str, Callable[[Sequence[Any]], str]] = {
     "floor": floor_markdown,
     "update-retrieval": update_retrieval_markdown,
@@ -336,6 +371,7 @@ RENDERERS: dict[str, Callable[[Sequence[Any]], str]] = {
     "multihop": multihop_markdown,
     "multihop-lm": multihop_lm_markdown,
     "locomo": locomo_markdown,
+    "subject-check": subject_check_markdown,
 }
 
 

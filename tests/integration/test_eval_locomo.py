@@ -106,7 +106,7 @@ async def test_the_facts_kb_streams_the_slice_through_a_worker(
     assert len(published.read_text().splitlines()) == 1
     rows = {r["question"]: r for r in data["questions"]}
     went = rows["When did Caroline go to the LGBTQ support group?"]
-    assert went["recall"]["single"]["at_10"] == 1.0
+    assert went["recall"]["single"]["at_10"] == 1.0 and went["provenance"] == ["turn"]
     # Its valid time starts on the day 'yesterday' names, read against the session's date.
     assert went["time_resolved"] is True, went
     assert went["read"]["valid_from"].startswith("2023-05-07")

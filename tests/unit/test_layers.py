@@ -119,3 +119,10 @@ def test_the_floor_check_finds_a_cycle() -> None:
     graph = {"lm": {"prompts", "tasks"}, "tasks": {"lm", "prompts"}, "prompts": set()}
     assert sorted(set(cycle_of(graph))) == ["lm", "tasks"]
     assert cycle_of({"lm": {"prompts"}, "tasks": {"lm"}, "prompts": set()}) == []
+
+
+def test_test_modules_have_unique_names() -> None:
+    # pytest imports test modules by basename (rootdir mode): two of one name stop collection.
+    names = [path.name for path in (ROOT / "tests").rglob("test_*.py")]
+    assert len(names) > 100
+    assert sorted({name for name in names if names.count(name) > 1}) == []

@@ -71,12 +71,7 @@ def conversation_documents(
 
 
 def _document_turn(turn: Turn) -> DocumentTurn:
-    # The turn's own id, where the Document schema has turn ids (Turn.id, issue 38 item 2).
-    if "id" in DocumentTurn.model_fields:
-        return DocumentTurn.model_validate(
-            {"speaker": turn.speaker, "text": turn.said, "id": turn.id}
-        )
-    return DocumentTurn(speaker=turn.speaker, text=turn.said)
+    return DocumentTurn(speaker=turn.speaker, text=turn.said, id=turn.id)
 
 
 def turn_passage(turn: Turn) -> str:

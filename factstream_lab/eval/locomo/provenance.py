@@ -2,13 +2,13 @@
 
 A turn passage cites its own turn (the map ``kb_turns.load_turns`` returns). An extracted
 fact cites the turns it records (``Fact.turn_ids``, issue 38 item 2); a fact without them
-(written before facts carried turn ids) cites every turn of the document it came from, its
-first history entry's: coarser, and marked so in the results ("document").
+(written before facts carried turn ids, or citing none) cites every turn of the document it
+came from, its first history entry's: coarser, and marked so in the results ("document").
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from factstream.topics.records import Fact
@@ -32,13 +32,6 @@ class Provenance:
         """The fact's turns, and how they are known: "passage", "turn" or "document"."""
         if fact.fact_id in self.facts:
             return self.facts[fact.fact_id], "passage"
-        recorded = fact_turn_ids(fact)
-        if recorded:
-            return tuple(recorded), "turn"
+        if fact.turn_ids:
+            return tuple(fact.turn_ids), "turn"
         return self.documents.get(fact.history[0].document_id, ()), "document"
-
-
-def fact_turn_ids(fact: Fact) -> Sequence[str]:
-    """The turn ids the fact records (empty when its schema has none or it cites none)."""
-    ids: Sequence[str] | None = getattr(fact, "turn_ids", None)
-    return ids or ()
