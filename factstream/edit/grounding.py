@@ -32,7 +32,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, Literal
 
 from factstream.prompts.models import DocumentView, Prompt
@@ -203,6 +203,13 @@ class _Sources:
     def has_words(self, words: str) -> bool:
         found = re.search(rf"(?<![^\W_]){re.escape(words)}(?![^\W_])", self.text)
         return found is not None
+
+
+@lru_cache(maxsize=64)
+def _sources(texts: tuple[str, ...]) -> _Sources:
+    """The sources of ``texts``, read once: a document's facts are checked one by one
+    against the same texts (issue 37: the document was read again for each of its facts)."""
+    return _Sources(texts)
 
 
 def _numbers_in(text: str) -> set[str]:
@@ -399,7 +406,7 @@ def check_grounded(
     texts = [document_text, *([old_fact_text] if old_fact_text else []), *also]
     if date is not None:
         texts += _date_texts(date)
-    sources = _Sources(texts)
+    sources = _sources(tuple(texts))
     grams = _registry_ngrams() if prompts is None else prompt_ngrams(prompts)
     return (
         _copied(fact_text, sources, grams)
