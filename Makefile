@@ -4,8 +4,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 
 .PHONY: help setup tools services provision demo test test-unit test-integration reliability \
-	screenshots bench bench-1m bench-busy bench-scale bench-breakdown bench-namespaces lint \
-	format down clean
+	screenshots bench bench-1m bench-busy bench-scale bench-breakdown bench-namespaces \
+	eval-locomo-turns lint format down clean
 # make test's steps run one after another, in the order named, even under make -j: lint and the
 # unit tests fail fast, before provisioning and the integration tests.
 .NOTPARALLEL:
@@ -24,6 +24,7 @@ help:
 	@echo "make bench-scale       docs/s with 1, 2 and 3 workers in one group (issue 25)"
 	@echo "make bench-namespaces  10,000 fresh namespaces vs a few warm ones: cost per namespace (issue 40)"
 	@echo "make bench-breakdown   what a document and a question cost, counted (issue 37)"
+	@echo "make eval-locomo-turns LoCoMo on the turns KB, no LM (results/eval/locomo-*.json)"
 	@echo "make lint              ruff + mypy"
 	@echo "make format            ruff's fixes and formatting, in place"
 	@echo "make setup             the venv (.venv) with factstream and its dev tools"
@@ -117,6 +118,12 @@ bench-namespaces: provision
 # CPU by step and stage (py-spy); results/bench/<timestamp>-breakdown.json (issue 37).
 bench-breakdown: provision
 	$(BIN)/python -m bench.breakdown --facts 100000 --queries 200
+
+# LoCoMo's development conversations (LOCOMO: their folder), turns as passages, no worker, no
+# LM: evidence recall@5/@10 per category and time resolved (issue 38; docs/evaluation.md).
+LOCOMO ?= ../shared/data/locomo
+eval-locomo-turns: services
+	$(BIN)/factstream eval locomo --data $(LOCOMO) --kb turns --out results/eval
 
 down: setup
 	$(BIN)/factstream services down
