@@ -15,7 +15,7 @@ from aiokafka.errors import ProducerFenced
 from prometheus_client import start_http_server
 
 from factstream.agents.editor import Editor, InputRecord, Outcome
-from factstream.agents.gauges import PartitionGauges
+from factstream.agents.gauges import GaugeBook, PartitionGauges
 from factstream.agents.lifecycle import track_tenants
 from factstream.agents.query import register_query_agent
 from factstream.agents.replicas import track_replicas
@@ -24,8 +24,8 @@ from factstream.agents.stopping import Actors, StoppingWorker
 from factstream.agents.window import Window
 from factstream.clients import Clients, open_clients
 from factstream.config import Settings
-from factstream.resilience import backoff_delay
-from factstream.streams.admin import ensure_topics, topic_partitions
+from factstream.store.base import FactStore
+from factstream.streams.admin import ensure_topics
 from factstream.streams.app import create_app, documents_topic
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.streams.placement import Placement
@@ -51,8 +51,6 @@ _LAG_REFRESH_S = 15.0
 _ASSIGNMENT_POLL_S = 0.05
 # The exit status of a worker fenced by its partition's new owner (sysexits' EX_TEMPFAIL).
 EXIT_FENCED = 75
-# Outcomes after which the namespace's facts changed (or may have).
-_CHANGED = frozenset({Outcome.APPLIED, Outcome.RECOVERED})
 
 
 class Runtime:
@@ -66,9 +64,8 @@ class Runtime:
         self.series: NamespaceSeries | None = None  # built with the clients
         self._metrics_server: Any = None
         self._gauges: PartitionGauges | None = None
-        self._assigned_early: set[int] = set()  # partitions given before the gauges exist
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._counting: dict[str, bool] = {}  # namespace -> counted again after this count
+        # assignment, revocation and the facts counts behind the gauges (agents/gauges.py)
+        self.book = GaugeBook(settings.kafka, self._built_gauges)
         self._stopping: set[asyncio.Future[None]] = set()  # publishers stopping (see editor)
         self.actors = Actors()  # the editor actors, ended at once by a stop signal
 
@@ -86,7 +83,7 @@ class Runtime:
                     Placement.load(self.settings.kafka.placement_file),
                     self.series,
                 )
-                self._gauges.assign(self._assigned_early)
+                self.book.attach(self._gauges)
                 self._serve_metrics(self._clients)
             return self._clients
 
@@ -129,75 +126,8 @@ class Runtime:
         assert self._gauges is not None  # noqa: S101 - _build() made them
         return self._gauges
 
-    def assign(self, partitions: set[int]) -> None:
-        """Documents partitions gained: own them now, count their facts in the background.
-
-        Never waits (it runs inside the rebalance): the clients may still be being built.
-        """
-        if self._gauges is not None:
-            self._gauges.assign(partitions)
-        else:
-            self._assigned_early |= partitions
-        task = asyncio.create_task(self._count(partitions))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    def revoke(self, partitions: set[int]) -> None:
-        """Documents partitions lost: their gauges go."""
-        self._assigned_early -= partitions
-        if self._gauges is not None:
-            self._gauges.revoke(partitions)
-
-    async def processed(self, record: InputRecord, outcome: Outcome, highwater: int | None) -> None:
-        """Update the gauges after a record. The namespace's facts are counted in the
-        background: the next commit does not wait for the store's aggregate (issue 18)."""
-        gauges = await self.gauges()
-        gauges.processed(record.source.partition, record.source.offset, highwater)
-        if outcome in _CHANGED and record.key is not None:
-            namespace = record.key.decode()
-            if gauges.series.exported(namespace):
-                self._recount(namespace, record.source.partition)
-
-    def _recount(self, namespace: str, partition: int) -> None:
-        """Count the namespace's facts soon: one count of a namespace at a time, and one
-        more after it when a batch was applied while it ran."""
-        if namespace in self._counting:
-            self._counting[namespace] = True
-            return
-        self._counting[namespace] = False
-        task = asyncio.create_task(self._count_facts(namespace, partition))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _count_facts(self, namespace: str, partition: int) -> None:
-        try:
-            while True:
-                self._counting[namespace] = False
-                try:
-                    gauges, clients = await self.gauges(), await self.clients()
-                    await gauges.count(clients.store, namespace, partition)
-                except Exception as exc:  # noqa: BLE001 - a gauge must not stop the editing
-                    log.warning("facts gauge not updated: %r", exc)
-                if not self._counting[namespace]:
-                    return
-        finally:
-            del self._counting[namespace]
-
-    async def _count(self, partitions: set[int]) -> None:
-        # Retried until it succeeds or the partitions are gone: a Weaviate outage at
-        # assignment must not leave the gauge missing until the namespace's next document.
-        topic = topic_name(TopicName.DOCUMENTS, self.settings.kafka.topic_prefix)
-        attempt = 0
-        while partitions & (gauges := await self.gauges()).owned:
-            try:
-                total = len(await topic_partitions(self.settings.kafka, topic))
-                await gauges.count_partitions((await self.clients()).store, partitions, total)
-                return
-            except Exception as exc:  # noqa: BLE001 - retried; the worker goes on meanwhile
-                attempt += 1
-                delay = backoff_delay(attempt, 1.0, 60.0)
-                log.warning("facts not counted: %r; retrying in %.0fs", exc, delay)
-                await asyncio.sleep(delay)
+    async def _built_gauges(self) -> tuple[PartitionGauges, FactStore]:
+        return await self.gauges(), (await self._build()).store
 
     async def clients(self) -> Clients:
         """The clients the editor uses (built on first use)."""
@@ -223,8 +153,7 @@ class Runtime:
     async def close(self) -> None:
         self.actors.stop()  # none edits while its clients close (normally done at the signal)
         await self.actors.wait(self.settings.worker.stop_timeout_s)
-        for task in list(self._tasks):
-            task.cancel()
+        self.book.cancel()
         if self._stopping:
             await asyncio.gather(*self._stopping, return_exceptions=True)
         if self._metrics_server is not None:
@@ -326,7 +255,7 @@ async def _edit_partition(
         msg = event.message
         log.info("outcome %s[%d]@%d %s", msg.topic, msg.partition, msg.offset, outcome.value)
         await events.ack(event)
-        await runtime.processed(record, outcome, highwater(app.consumer, msg.tp))
+        await runtime.book.processed(record, outcome, highwater(app.consumer, msg.tp))
 
     policy = settings.editor.dependencies
     window: Window[Any] = Window(
@@ -388,12 +317,12 @@ def _track_partitions(app: faust.App, runtime: Runtime, settings: Settings) -> N
         parts = ours(args[0] if args else kwargs.get("assigned", ()))
         runtime.actors.resume(parts)  # held at the revocation; faust ended the revoked
         if parts:
-            runtime.assign(parts)
+            runtime.book.assign(parts)
 
     @app.on_partitions_revoked.connect
     async def _revoked(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
         if parts := ours(args[0] if args else kwargs.get("revoked", ())):
-            runtime.revoke(parts)
+            runtime.book.revoke(parts)
 
     @app.timer(interval=_LAG_REFRESH_S)  # type: ignore[untyped-decorator]  # faust is untyped
     async def _refresh_lag() -> None:

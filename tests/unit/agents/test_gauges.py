@@ -140,11 +140,11 @@ async def test_a_commit_does_not_wait_for_the_facts_count_and_the_gauge_follows(
         return InputRecord(b"desk", b"{}", InputRef(topic=TOPIC, partition=0, offset=offset), 0)
 
     for offset in range(3):  # one at a time, the first would wait for its count
-        await asyncio.wait_for(runtime.processed(record(offset), Outcome.APPLIED, None), 1.0)
+        await asyncio.wait_for(runtime.book.processed(record(offset), Outcome.APPLIED, None), 1.0)
     assert store.counts == 1
     await store.upsert("desk", [stored(make_fact("f2", namespace="desk"))])
     store.done.set()
-    while runtime._tasks:
+    while runtime.book._tasks:
         await asyncio.sleep(0.01)
     assert store.counts == 2  # the batches applied while it counted: counted once more
     assert _samples(metrics.registry, "factstream_facts")[("desk", "true")] == 2
