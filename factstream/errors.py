@@ -10,6 +10,7 @@ FactstreamError
 │   └── ServiceStartFailed       the process died or never became ready (log, its tail)
 ├── LMError                      the LM server, or what it answered
 │   ├── LMConfigError            the backend cannot be determined or is misconfigured
+│   │   └── SchemaUnsupported *  a prompt schema the llama.cpp grammar cannot enforce
 │   ├── LMUnavailable            unreachable or timing out, past retries or the outage limit
 │   ├── LMServerError            kept answering 5xx or 429 after every retry
 │   ├── LMRequestRejected        refused the request (4xx): bad schema, context too long ...
