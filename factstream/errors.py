@@ -27,6 +27,7 @@ FactstreamError
 │   ├── FeedListError *          the feed list cannot be read or does not validate
 │   ├── FeedFetchError *         a feed could not be fetched (its kind: 429, 5xx, too large ...)
 │   └── FeedParseError *         the body is not an RSS or Atom feed
+├── DeadLetterNotFound *         no dead letter at that PARTITION:OFFSET of the dead-letter topic
 ├── WorkerGone *                 the worker exited while documents still waited to be edited in
 ├── PlacementError *             the placement map cannot be read or does not fit the topic
 ├── AccessError                  API keys and the namespaces they may use
