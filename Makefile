@@ -17,7 +17,7 @@ help:
 	@echo "make test-integration  integration tests (real services, reliability suite reduced)"
 	@echo "make reliability       the reliability suite at full size (faults, bad input)"
 	@echo "make screenshots       the web console's browser test, its screenshots to docs/console/"
-	@echo "make bench             the benchmarks (bench/results/<timestamp>.json, a table; ~20 min)"
+	@echo "make bench             the benchmarks (results/bench/<timestamp>.json, a table; ~20 min)"
 	@echo "make bench-1m          ask latency at 1M facts on a Weaviate of its own (~30 min, GBs)"
 	@echo "make bench-busy        one busy namespace: docs/s at windows 1, 4, 16, 32 (issue 18)"
 	@echo "make bench-scale       docs/s with 1, 2 and 3 workers in one group (issue 25)"
@@ -78,12 +78,12 @@ test-unit: setup
 test-integration: provision
 	$(BIN)/pytest -m integration
 
-# The reliability suite at full size (make test runs it reduced); figures to docs/reliability/.
+# The reliability suite at full size (make test runs it reduced); figures to results/reliability/.
 # Its temporary folders (every worker's log) stay in build/reliability until its next run,
 # out of reach of pytest's rotation of /tmp/pytest-of-$USER by other pytest runs.
 reliability: lint provision
 	mkdir -p build  # pytest makes --basetemp, not its parent
-	FACTSTREAM_RELIABILITY=full FACTSTREAM_RELIABILITY_RESULTS=docs/reliability \
+	FACTSTREAM_RELIABILITY=full FACTSTREAM_RELIABILITY_RESULTS=results/reliability \
 		$(BIN)/pytest tests/reliability --basetemp=build/reliability
 
 # The web console's browser test (Debian's chromium), keeping its screenshots for the docs.

@@ -1,6 +1,6 @@
 """Where a single ask's time goes at 100k facts (issue 26): the parts, side by side.
 
-    python -m bench.ask_parts [--facts 100000] [--queries 200] [--out bench/results]
+    python -m bench.ask_parts [--facts 100000] [--queries 200] [--out results/bench]
 
 Fills one namespace the way the ask benchmark does (``bench.ask``: synthetic facts with
 real vectors, batch-inserted), waits for Weaviate to settle, then asks the CLARK-News

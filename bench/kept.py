@@ -106,7 +106,7 @@ def cli(run: Run, kind: str, doc: str) -> Callable[..., None]:
     def main(
         facts: int = 100_000,
         queries: int = 200,
-        out: Path = Path("bench/results"),
+        out: Path = Path("results/bench"),
         data: Path = DEFAULT_DATA,
         keep: Keep = None,
     ) -> None:

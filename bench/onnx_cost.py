@@ -1,6 +1,6 @@
 """What one text costs the ONNX model, and what int8 would save and lose (issue 26).
 
-    python -m bench.onnx_cost [--out bench/results]
+    python -m bench.onnx_cost [--out results/bench]
 
 Times the cached ONNX export on one intra-op thread, not spinning, as thread CPU seconds
 (the figure the machine's other load moves least) at 4, 14 (a CLARK-News question's
@@ -63,7 +63,7 @@ def _vectors(session: Any, encoded: list[list[int]]) -> Any:
     return np.asarray(rows)
 
 
-def main(out: Path = Path("bench/results"), data: Path = DEFAULT_DATA) -> None:
+def main(out: Path = Path("results/bench"), data: Path = DEFAULT_DATA) -> None:
     """Measure and write the results file."""
     from onnxruntime.quantization import QuantType, quantize_dynamic  # noqa: PLC0415
 

@@ -1,4 +1,4 @@
-"""The results file (bench/results/<timestamp>.json) and the table printed from it."""
+"""The results file (results/bench/<timestamp>.json) and the table printed from it."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ __all__ = [
     "write",
 ]
 
-RESULTS = REPO / "bench" / "results"
+RESULTS = REPO / "results" / "bench"
 Row = tuple[str, str, str, str, str]  # benchmark, measure, value, goal, met
 
 

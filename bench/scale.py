@@ -323,7 +323,7 @@ def cli(
     out: Annotated[Path, typer.Option(help="Folder of the results file.")] = RESULTS,
     data: Annotated[Path, typer.Option(help="CLARK-News folder.")] = DEFAULT_DATA,
 ) -> None:
-    """Documents/s with 1, 2 and 3 workers; writes bench/results/<timestamp>.json."""
+    """Documents/s with 1, 2 and 3 workers; writes results/bench/<timestamp>.json."""
     if placement not in ("hashed", "planned"):
         raise typer.BadParameter(f"placement {placement!r}: hashed or planned")
     logging.basicConfig(level=logging.WARNING)

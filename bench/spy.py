@@ -2,7 +2,7 @@
 CPU outside the model).
 
     py-spy record -r 100 -f raw -o RAW -- python -m bench --only throughput
-    python -m bench.spy RAW [--out bench/results/STAMP-throughput-spy.json]
+    python -m bench.spy RAW [--out results/bench/STAMP-throughput-spy.json]
 
 py-spy's idle filter keeps threads blocked in native code: the ONNX model's ``Session.run``
 (which waits for a core as much as it computes) and idle pool threads. So only the main

@@ -45,10 +45,13 @@ def print_error(error: object) -> None:
 
 
 def history_line(fact: Fact) -> str:
-    """``2023-01-01 true (doc d1), 2023-02-01 false (doc d2)``."""
+    """``2023-01-01 true (d1 turns D1:2 D1:4), 2023-02-01 false (d2)``: each change and its
+    document; the first document's turns the fact was said in, where it cites any."""
+    turns = f" turns {' '.join(fact.turn_ids)}" if fact.turn_ids else ""
     return ", ".join(
-        f"{h.ts.date().isoformat()} {'true' if h.truth else 'false'} ({h.document_id})"
-        for h in fact.history
+        f"{h.ts.date().isoformat()} {'true' if h.truth else 'false'} "
+        f"({h.document_id}{turns if i == 0 else ''})"
+        for i, h in enumerate(fact.history)
     )
 
 

@@ -189,6 +189,12 @@ class FactOut(_Body):
     replaced_by: str | None = None
     first_seen: datetime
     last_changed: datetime
+    turn_ids: list[str] = Field(
+        default_factory=list,
+        description="The conversation turns it was said in (their ids, in the order said), "
+        "in the document of its first history entry; empty: not from a conversation, or no "
+        "turn found.",
+    )
 
     @classmethod
     def of(cls, fact: Fact, as_of: datetime | None, score: float | None = None) -> FactOut:
@@ -221,6 +227,7 @@ class FactOut(_Body):
             replaced_by=fact.replaced_by,
             first_seen=fact.first_seen,
             last_changed=fact.last_changed,
+            turn_ids=fact.turn_ids or [],
         )
 
 

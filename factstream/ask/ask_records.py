@@ -99,6 +99,7 @@ class UsedFact:
             score=self.score,
             valid_from=self.valid.start,
             valid_to=self.valid.end,
+            turn_ids=self.fact.turn_ids,
         )
 
 

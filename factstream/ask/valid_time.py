@@ -30,7 +30,7 @@ from factstream.topics.records import TimePlanNote, ValidTimeSource, ValidWindow
 __all__ = ["DEFAULT_STRIP_TIME", "ValidTime", "ValidTimeSource", "question_valid_time"]
 
 # Search with the question's time expression left out. `eval temporal` on CLARK-News
-# (docs/eval/temporal.json): gold ranked first 1.0 either way, but the gold fact's cosine
+# (results/eval/temporal.json): gold ranked first 1.0 either way, but the gold fact's cosine
 # similarity to the search text is 0.751 without the date and 0.682 with it, a wider
 # margin over the similarity floor; the words of a date match no fact's text.
 DEFAULT_STRIP_TIME = True

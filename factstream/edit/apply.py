@@ -11,7 +11,9 @@ change (``close``, or a rewrite that is an ``update``) ends the old fact's inter
 when that became known (``closed_at``, so reads as of an earlier time see it open) and
 leaves its truth and history alone, while a correction (or a change of no stated kind)
 makes it false as before. An interval only ever shrinks: of several closes the earliest end
-wins, whatever order they arrive in, and applying one twice changes nothing.
+wins, whatever order they arrive in, and applying one twice changes nothing. An added or
+rewritten fact keeps the turns its edit cites (``turn_ids``: where in its conversation it
+was said).
 """
 
 from __future__ import annotations
@@ -101,6 +103,7 @@ def _new_fact(edit: FactEdit, *, replaces: str | None = None) -> Fact:
         relation=edit.relation,
         object=edit.object,
         object_type=edit.object_type,
+        turn_ids=edit.turn_ids,
     )
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "Refusal",
     "RefusalReason",
     "check_grounded",
+    "grounded_anchors",
     "prompt_ngrams",
     "prompt_texts",
 ]
@@ -348,14 +349,31 @@ def _ungrounded_entity(fact: str, sources: _Sources) -> Refusal | None:
     return None
 
 
-def _ungrounded_number(fact: str, sources: _Sources) -> Refusal | None:
+def _fact_numbers(fact: str) -> Iterable[tuple[str, str]]:
+    """Each number ``fact`` writes in digits: (as written, its value); a dotted run that is
+    no number (a date, 2024.03.01) counts part by part."""
     for token in _NUMBER.findall(_fold(fact)):
         parts = [token] if _number_value(token) is not None else token.split(".")
         for part in parts:
             value = _number_value(part)
-            if value is not None and value not in sources.numbers:
-                return Refusal("ungrounded_number", token)
+            if value is not None:
+                yield token, value
+
+
+def _ungrounded_number(fact: str, sources: _Sources) -> Refusal | None:
+    for token, value in _fact_numbers(fact):
+        if value not in sources.numbers:
+            return Refusal("ungrounded_number", token)
     return None
+
+
+def grounded_anchors(fact: str, source: str) -> frozenset[str]:
+    """The names and numbers of ``fact`` that ``source`` writes, as this check compares them:
+    the folded words of its names (titles aside), and its numbers' values."""
+    words = set(_words(source))
+    names = {w for name in _name_words(fact) for w in _words(name) if w not in _TITLES}
+    numbers = {value for _, value in _fact_numbers(fact)} & _numbers_in(source)
+    return frozenset((names & words) | numbers)
 
 
 def check_grounded(

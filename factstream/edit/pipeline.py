@@ -22,7 +22,9 @@ still made the old fact false. Each refusal is logged with the document id and c
 Conversation chunks (documents with turns, docs/design.md section 2): extraction uses the
 conversation prompt, which resolves first and second person to the speakers; a fact still
 in the first or second person is refused (``unresolved_person``, whatever the grounding
-setting), and every added or rewritten fact records the speaker who said it (``said_by``).
+setting), and every added or rewritten fact records the turns it was said in (``turn_ids``,
+found from its words without the LM: ``persons.cite_turns``) and the speaker who said it
+(``said_by``).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from factstream.config import EditorSettings
 from factstream.edit.ahead import DocumentVectors
 from factstream.edit.grounding import Refusal, check_grounded
 from factstream.edit.passages import passages
-from factstream.edit.persons import said_by, unresolved_person
+from factstream.edit.persons import cite_turns, unresolved_person
 from factstream.edit.retrieval import Retrieval, Where, editor_candidates, query_vectors
 from factstream.embed.base import Embedder, Vector
 from factstream.lm.base import Usage
@@ -117,6 +119,8 @@ class PlannedEdit:
             (never true); None: not told (make_false).
         structure: Add, rewrite: the new fact's triple, where the LM could tell.
         said_by: Add, rewrite from a conversation: the speaker who said it.
+        turn_ids: Add, rewrite from a conversation: the turns it was said in (None: none
+            found).
     """
 
     op: EditOp
@@ -129,6 +133,7 @@ class PlannedEdit:
     change: ChangeKind | None = None
     structure: FactStructure | None = None
     said_by: str | None = None
+    turn_ids: tuple[str, ...] | None = None
 
     @classmethod
     def adding(
@@ -322,16 +327,19 @@ def _refusal(
     return refusal
 
 
-def _said_by(doc: Document, planned: list[PlannedEdit]) -> list[PlannedEdit]:
-    """Adds and rewrites from a conversation, with the speaker who said each."""
+def _cited(doc: Document, planned: list[PlannedEdit]) -> list[PlannedEdit]:
+    """Adds and rewrites from a conversation, with the turns each was said in and who said
+    it (``persons.cite_turns``)."""
     if not doc.turns:
         return planned
-    return [
-        replace(p, said_by=said_by(p.text, doc.turns))
-        if p.op in (EditOp.ADD, EditOp.REWRITE)
-        else p
-        for p in planned
-    ]
+    ids, cited = doc.turn_ids, []
+    for p in planned:
+        if p.op in (EditOp.ADD, EditOp.REWRITE):
+            citation = cite_turns(p.text, doc.turns)
+            turn_ids = tuple(ids[i] for i in citation.positions) or None
+            p = replace(p, said_by=citation.speaker, turn_ids=turn_ids)
+        cited.append(p)
+    return cited
 
 
 def _refused(
@@ -434,7 +442,7 @@ async def edit_document(
     known = {normalise(p.text) for p in plan.planned if p.op in (EditOp.REINFORCE, EditOp.REWRITE)}
     assert plan.extraction is not None  # noqa: S101 - _extract set it
     new = _new_facts(plan.extraction.facts, known, plan.extraction.decided_by)
-    plan.planned = _said_by(doc, plan.planned + new)
+    plan.planned = _cited(doc, plan.planned + new)
     return plan
 
 
@@ -573,6 +581,7 @@ def to_records(plan: EditPlan, source: InputRef, now: datetime | None = None) ->
                 valid_to=p.valid_to,
                 change=p.change,
                 said_by=p.said_by,
+                turn_ids=None if p.turn_ids is None else list(p.turn_ids),
                 **_structure_fields(p.structure),
             )
         )

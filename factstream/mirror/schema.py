@@ -1,9 +1,11 @@
 """The mirror's tables in PostgreSQL (created if missing; the DDL is the contract).
 
-``facts``: each fact's current state as the knowledge base holds it, its history as JSONB
-and its valid interval as a ``tstzrange``; ``edits``: every edit applied, once, with where
-it was read and why it changed nothing if it did not; ``dead_letters``: changelog records
-the mirror could not apply (a newer schema version, unreadable), with the reason;
+``facts``: each fact's current state as the knowledge base holds it, its history as JSONB,
+its valid interval as a ``tstzrange`` and the conversation turns it was said in
+(``turn_ids``, in the document of its first history entry; added to tables made before);
+``edits``: every edit applied, once, with where it was read and why it changed nothing if
+it did not; ``dead_letters``: changelog records the mirror could not apply (a newer
+schema version, unreadable), with the reason;
 ``mirror_batches``: the document batches applied (the first per document wins, as in the
 knowledge base); ``mirror_offsets``: per partition, the offset reading resumes at
 (``next_offset``, before any edit of a batch still incomplete) and how far it had read
@@ -35,8 +37,10 @@ CREATE TABLE IF NOT EXISTS facts (
     object_type text,
     history jsonb NOT NULL,
     record jsonb NOT NULL,
+    turn_ids text[],
     PRIMARY KEY (namespace, fact_id)
 );
+ALTER TABLE facts ADD COLUMN IF NOT EXISTS turn_ids text[];
 CREATE INDEX IF NOT EXISTS facts_valid ON facts USING gist (valid);
 CREATE TABLE IF NOT EXISTS edits (
     edit_id text PRIMARY KEY,

@@ -91,14 +91,15 @@ def _fact_row(fact: Fact) -> tuple[Any, ...]:
         fact.object_type,
         Jsonb([entry.model_dump(mode="json") for entry in fact.history]),
         Jsonb(fact.model_dump(mode="json", exclude_none=True)),
+        fact.turn_ids,
     )
 
 
 _UPSERT_FACT = """
 INSERT INTO facts (namespace, fact_id, text, truth, valid, valid_from, valid_to, closed_at,
     first_seen, last_changed, replaces, replaced_by, subject, relation, object, object_type,
-    history, record)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+    history, record, turn_ids)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT (namespace, fact_id) DO UPDATE SET
     text = EXCLUDED.text, truth = EXCLUDED.truth, valid = EXCLUDED.valid,
     valid_from = EXCLUDED.valid_from, valid_to = EXCLUDED.valid_to,
@@ -106,7 +107,8 @@ ON CONFLICT (namespace, fact_id) DO UPDATE SET
     last_changed = EXCLUDED.last_changed, replaces = EXCLUDED.replaces,
     replaced_by = EXCLUDED.replaced_by, subject = EXCLUDED.subject,
     relation = EXCLUDED.relation, object = EXCLUDED.object,
-    object_type = EXCLUDED.object_type, history = EXCLUDED.history, record = EXCLUDED.record
+    object_type = EXCLUDED.object_type, history = EXCLUDED.history, record = EXCLUDED.record,
+    turn_ids = EXCLUDED.turn_ids
 """
 _INSERT_EDIT = """
 INSERT INTO edits (edit_id, namespace, fact_id, op, truth, event_time, document_id, batch_id,

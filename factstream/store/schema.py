@@ -122,6 +122,9 @@ FACT_PROPERTIES = (
     PropertySpec("object_type", _TEXT),
     PropertySpec("replaces", _TEXT),
     PropertySpec("replaced_by", _TEXT),
+    # The conversation turns a fact was said in (Fact version 3); added to older collections
+    # on start, objects written before have none.
+    PropertySpec("turn_ids", PropertyType.TEXT_ARRAY),
     # The first and last history times, derived here so the "true at T" prefilter holds
     # whatever the writer put in first_seen and last_changed.
     PropertySpec("history_from", _DATE, ranged=True),

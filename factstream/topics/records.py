@@ -1,9 +1,10 @@
 """The wire records of docs/design.md section 2: typed, validated, UTF-8 JSON (orjson).
 
 Every record carries ``schema_version``; readers accept the versions they know: a record
-whose schema changed declares every version it still reads (``FactEdit``: 1 to 3, where 2
-added valid time, the ``close`` op and update-or-correction, 3 ``said_by``; ``Document``: 1
-and 2, where 2 added conversation ``turns``), and writes the latest. Ids
+whose schema changed declares every version it still reads (``FactEdit``: 1 to 4, where 2
+added valid time, the ``close`` op and update-or-correction, 3 ``said_by``, 4 ``turn_ids``;
+``Document``: 1 to 3, where 2 added conversation ``turns`` and 3 their ``id``), and writes
+the latest. Ids
 that a replay must reproduce (document ids without a producer id, edit ids, ids of new
 facts) are derived deterministically from their inputs.
 """
@@ -136,19 +137,34 @@ def _visible(text: str) -> str:
 
 
 VisibleText = Annotated[NonEmptyText, AfterValidator(_visible)]
+# A turn's id: visible, no white space (it is listed, joined by spaces, where cited).
+TurnId = Annotated[str, StringConstraints(pattern=r"^\S{1,64}$")]
+
+
+def _unique(ids: list[str]) -> list[str]:
+    if len(set(ids)) < len(ids):
+        raise ValueError("a turn is cited twice")
+    return ids
+
+
+# Cited turns: at least one, each once (none cited: the field is left out).
+TurnIds = Annotated[list[TurnId], Field(min_length=1), AfterValidator(_unique)]
 
 
 class Turn(BaseModel):
     """One turn of a conversation: who speaks, and what they say.
 
     First person in ``text`` refers to ``speaker``, second person to the addressee (the
-    other speakers of the chunk).
+    other speakers of the chunk). ``id`` (Document version 3): the producer's id of the
+    turn, unique in its document; a turn without one is known by its position (``"1"``
+    for the first turn of the document).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     speaker: VisibleText = Field(max_length=200)
     text: VisibleText
+    id: TurnId | None = Field(None, description="The producer's id of the turn (D1:3).")
 
 
 def render_turns(turns: Sequence[Turn]) -> str:
@@ -161,12 +177,14 @@ class Document(Record):
 
     Version 2 added ``turns``, a conversation chunk's speakers and what each said (kind
     ``conversation`` only); without ``text``, the text is the turns rendered one
-    ``Speaker: text`` line each. Version 1 records still read, and carry no turns.
+    ``Speaker: text`` line each. Version 3 added each turn's ``id``, which the facts taken
+    from it cite (``FactEdit.turn_ids``). Older records still read: their turns are known
+    by their positions.
     """
 
     model_config = ConfigDict(json_schema_extra=_id_optional)
 
-    schema_version: Literal[1, 2] = 2  # type: ignore[assignment]  # widened: reads 1 too
+    schema_version: Literal[1, 2, 3] = 3  # type: ignore[assignment]  # widened: reads 1, 2
     id: Id = Field(description="Unique per namespace; a content hash when the producer omits it.")
     namespace: Namespace
     kind: DocumentKind
@@ -206,7 +224,19 @@ class Document(Record):
                 raise ValueError("turns need schema version 2")
             if self.kind is not DocumentKind.CONVERSATION:
                 raise ValueError("only a conversation carries turns")
+            if self.schema_version < 3 and any(turn.id is not None for turn in self.turns):
+                raise ValueError("turn ids need schema version 3")
+            ids = self.turn_ids
+            if len(set(ids)) < len(ids):
+                twice = sorted({i for i in ids if ids.count(i) > 1})
+                raise ValueError(f"turn ids must be unique in a document: {' '.join(twice)}")
         return self
+
+    @property
+    def turn_ids(self) -> list[str]:
+        """Each turn's id, in the order said: its own, else its position (``"1"`` first)."""
+        turns = self.turns or ()
+        return [turn.id or str(n) for n, turn in enumerate(turns, 1)]
 
     @property
     def speakers(self) -> list[str]:
@@ -293,11 +323,13 @@ class FactEdit(Record):
     op, and the structured ``subject``/``relation``/``object``/``object_type`` of an added or
     rewritten fact (all four or none, where extraction could tell). Version 3 added
     ``said_by``: for a fact added or rewritten from a conversation, the speaker who said
-    it. Older records still read, and cannot carry what came later.
+    it. Version 4 added ``turn_ids``: the ids of the turns of that conversation
+    (``document_id``) the fact was said in, in the order said. Older records still read,
+    and cannot carry what came later.
     """
 
-    # Widened from the base's Literal[1]: a reader of version 3 reads 1 and 2 too.
-    schema_version: Literal[1, 2, 3] = 3  # type: ignore[assignment]
+    # Widened from the base's Literal[1]: a reader of version 4 reads 1 to 3 too.
+    schema_version: Literal[1, 2, 3, 4] = 4  # type: ignore[assignment]
     edit_id: Id
     namespace: Namespace
     fact_id: Id
@@ -323,6 +355,9 @@ class FactEdit(Record):
     said_by: str | None = Field(
         None, min_length=1, description="Who said it: the speaker of a conversation's fact."
     )
+    turn_ids: TurnIds | None = Field(
+        None, description="The turns of the document the fact was said in, in the order said."
+    )
 
     @model_validator(mode="after")
     def _op_shape(self) -> Self:
@@ -337,6 +372,11 @@ class FactEdit(Record):
                 raise ValueError("said_by needs schema version 3")
             if self.op not in (EditOp.ADD, EditOp.REWRITE):
                 raise ValueError(f"an edit of op {self.op.value} says no speaker")
+        if self.turn_ids is not None:
+            if self.schema_version < 4:
+                raise ValueError("turn_ids need schema version 4")
+            if self.op not in (EditOp.ADD, EditOp.REWRITE):
+                raise ValueError(f"an edit of op {self.op.value} cites no turns")
         return self
 
     @model_validator(mode="after")
@@ -384,10 +424,12 @@ class Fact(Record):
     ``[valid_from, valid_to)`` is when the fact held in the world (neither end: valid from
     ``first_seen``). Version 2 added ``closed_at``: the event time of the world change that
     set ``valid_to`` (a close, or a rewrite that is an update); a read as of an earlier time
-    did not know that end yet and sees the interval open.
+    did not know that end yet and sees the interval open. Version 3 added ``turn_ids``: the
+    turns of the conversation it was said in (its first history entry's document), as its
+    add or rewrite cited them.
     """
 
-    schema_version: Literal[1, 2] = 2  # type: ignore[assignment]  # widened: reads 1 too
+    schema_version: Literal[1, 2, 3] = 3  # type: ignore[assignment]  # widened: reads 1, 2
     fact_id: Id
     namespace: Namespace
     text: NonEmptyText
@@ -404,6 +446,9 @@ class Fact(Record):
     relation: str | None = None
     object: str | None = None
     object_type: str | None = None
+    turn_ids: TurnIds | None = Field(
+        None, description="The turns of its first document it was said in, in the order said."
+    )
 
     @model_validator(mode="after")
     def _history_in_event_time_order(self) -> Self:
@@ -413,6 +458,8 @@ class Fact(Record):
         _check_order(self.valid_from, self.valid_to)
         if self.closed_at is not None and (self.valid_to is None or self.schema_version < 2):
             raise ValueError("closed_at says when valid_to was set: it needs one, and version 2")
+        if self.turn_ids is not None and self.schema_version < 3:
+            raise ValueError("turn_ids need schema version 3")
         return self
 
     def truth_at(self, when: datetime) -> bool | None:
@@ -481,6 +528,9 @@ class AnswerFact(BaseModel):
     score: float
     valid_from: AwareDatetime | None = None
     valid_to: AwareDatetime | None = None
+    turn_ids: TurnIds | None = Field(
+        None, description="The turns of its first document it was said in (Answer version 5)."
+    )
 
 
 class ValidTimeSource(StrEnum):
@@ -540,9 +590,10 @@ class Answer(Record):
     filter came from) and ``time_plan`` (what the LM's plan of the question's time did).
     Version 4 added ``mode`` (how it was answered), ``hops`` (a multi-hop answer's chain),
     ``rounds`` (retrieval rounds: 2 when the self-check sent it back) and ``confidence``.
+    Version 5 added the facts' ``turn_ids`` (the conversation turns they were said in).
     """
 
-    schema_version: Literal[1, 2, 3, 4] = 4  # type: ignore[assignment]  # widened: reads 1-3
+    schema_version: Literal[1, 2, 3, 4, 5] = 5  # type: ignore[assignment]  # widened: reads 1-4
     question_id: Id
     namespace: Namespace
     answer: str | None = None
@@ -561,6 +612,9 @@ class Answer(Record):
 
     @model_validator(mode="after")
     def _versioned_fields(self) -> Self:
+        hop_facts = [fact for hop in self.hops or () for fact in hop.facts]
+        if self.schema_version < 5 and any(f.turn_ids for f in [*self.facts, *hop_facts]):
+            raise ValueError("the facts' turn_ids need schema version 5")
         v4 = self.mode is not None or self.hops or self.rounds is not None
         if self.schema_version < 4 and (v4 or self.confidence is not None):
             raise ValueError("mode, hops, rounds and confidence need schema version 4")

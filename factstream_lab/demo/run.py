@@ -7,8 +7,9 @@ share of facts the grounding check kept, and the audit of the kept facts
 (``eval.grounding_audit``). Beside the worker the PostgreSQL mirror follows the namespace
 (``demo_mirror``); at the end it is caught up and checked against the knowledge base. The
 summary (``demo.summary``) says what became of every document, why each dead letter failed,
-and what the LM calls cost. ``DemoResult.to_json`` is the results file; the demo process
-logs to a file (``log_to_file``), never to the terminal.
+and what the LM calls cost. ``DemoResult.to_json`` is the results file
+(results/demo/clark-news-40.json); the demo process logs to a file (``log_to_file``), never
+to the terminal.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ from factstream_lab.world.model import (
     problems,
 )
 from factstream_lab.world.questions import Timeline, WorldTriple, questions_for
-from factstream_lab.world.talk import Statement, render_conversation
+from factstream_lab.world.talk import Conversation, Statement, render_conversation
 
 __all__ = ["Conversation", "World", "WorldConfig", "generate_world", "write_world"]
 
@@ -65,20 +65,6 @@ class WorldConfig:
     @property
     def namespace(self) -> str:
         return f"world-{self.seed}"
-
-
-@dataclass(frozen=True)
-class Conversation:
-    """One conversation: when, who, what it states, and its chunks."""
-
-    id: str
-    event: datetime  # the time of the change it tells (the first state: the start)
-    teller: str
-    listener: str
-    statements: tuple[Statement, ...]
-    chunks: tuple[Document, ...]
-    stated_in: dict[Statement, str] = field(default_factory=dict)  # statement -> chunk id
-    turn_of: dict[Statement, int] = field(default_factory=dict)  # statement -> turn index
 
 
 @dataclass(frozen=True)

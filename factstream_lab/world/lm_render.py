@@ -24,8 +24,8 @@ from factstream.lm.tasks.runner import TaskRunner
 from factstream.prompts.models import Prompt
 from factstream.prompts.render_turn import V1, RenderedTurn, RenderTurnContext, missing
 from factstream.topics.records import Turn, render_turns
-from factstream_lab.world.generate import Conversation, World
-from factstream_lab.world.talk import Statement, first_name
+from factstream_lab.world.generate import World
+from factstream_lab.world.talk import Conversation, Statement, first_name
 
 __all__ = [
     "RenderCounts",

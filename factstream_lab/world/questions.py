@@ -31,7 +31,7 @@ from factstream_lab.world.model import (
 )
 
 if TYPE_CHECKING:
-    from factstream_lab.world.generate import Conversation
+    from factstream_lab.world.talk import Conversation
 
 __all__ = [
     "PATHS",

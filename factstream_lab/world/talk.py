@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 
+from factstream.topics.records import Document
 from factstream_lab.world.model import (
     CHIEF_EXECUTIVE,
     CITY,
@@ -22,7 +24,7 @@ from factstream_lab.world.model import (
     SPOUSE,
 )
 
-__all__ = ["Statement", "Talk", "first_name", "render_conversation"]
+__all__ = ["Conversation", "Statement", "Talk", "first_name", "render_conversation"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,20 @@ class Statement:
     subject: str
     relation: str
     object: str
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """One conversation: when, who, what it states, and its chunks."""
+
+    id: str
+    event: datetime  # the time of the change it tells (the first state: the start)
+    teller: str
+    listener: str
+    statements: tuple[Statement, ...]
+    chunks: tuple[Document, ...]
+    stated_in: dict[Statement, str] = field(default_factory=dict)  # statement -> chunk id
+    turn_of: dict[Statement, int] = field(default_factory=dict)  # statement -> turn index
 
 
 @dataclass(frozen=True)

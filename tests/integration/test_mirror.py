@@ -32,7 +32,7 @@ from factstream.mirror.runner import run_mirror
 from factstream.mirror.store import MirrorStore
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.topics.definitions import TopicName
-from factstream.topics.records import Fact
+from factstream.topics.records import Fact, FactEdit, accepted_versions
 
 NAMESPACES = ["desk", "sports"]
 FAST = MirrorSettings(poll_s=0.2)
@@ -117,8 +117,10 @@ async def test_an_unknown_schema_version_is_dead_lettered_and_the_rest_flows(
     stack = await stack_factory()
     kafka, topic = stack.settings.kafka, stack.topic(TopicName.FACT_EDITS)
     batches = synthetic_batches(NAMESPACES, 30, seed=5)
-    future = {**orjson.loads(batches[0][0].to_bytes()), "schema_version": 4, "edit_id": "v4"}
-    future["certainty"] = 0.9  # a field version 4 might add
+    known = accepted_versions(FactEdit)
+    newer = max(known) + 1
+    future = {**orjson.loads(batches[0][0].to_bytes()), "schema_version": newer, "edit_id": "v4"}
+    future["certainty"] = 0.9  # a field a newer version might add
     publisher = ChangelogPublisher(kafka)
     raw = AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers)
     await publisher.start()
@@ -143,10 +145,11 @@ async def test_an_unknown_schema_version_is_dead_lettered_and_the_rest_flows(
             "ORDER BY partition"
         ).fetchall()
     assert [row[:4] for row in dead] == [
-        (0, "v4", "unknown_version", 4),
+        (0, "v4", "unknown_version", newer),
         (1, "bad", "malformed", None),
     ]
-    assert "schema_version 4 is unknown to this reader (it reads 1, 2, 3)" in dead[0][4]
+    reads = ", ".join(map(str, known))
+    assert f"schema_version {newer} is unknown to this reader (it reads {reads})" in dead[0][4]
     assert orjson.loads(dead[0][5]) == future  # the original bytes, kept
     assert "not valid JSON" in dead[1][4]
     assert await _mirrored(dsn, topic) == fold(batches)

@@ -124,7 +124,7 @@ async def _reference(stack_factory: StackFactory, scenario: Scenario) -> Snapsho
 
 
 # Full size: the reference, 1,000 documents through the faults and the cluster's stop took
-# 601 s under load on 26 November (docs/reliability/20261126T230042Z.json): over 600.
+# 601 s under load on 26 November (results/reliability/20261126T230042Z.json): over 600.
 @pytest.mark.timeout(1800)
 async def test_three_workers_in_one_group_through_seeded_rebalances(
     private_cluster: PrivateCluster, stack_factory: StackFactory, scale: Scale, figures: Figures

@@ -1,13 +1,20 @@
-"""The package's shape: the product never imports the laboratory (issue 35).
+"""The package's shape: the product never imports the laboratory, and no import runs upward
+(issue 35).
 
 Every import statement counts, at module level, inside functions and under TYPE_CHECKING, and
 so does a string handed to importlib: a deployment installs the product without the lab's
 dependencies, and a lazy import of the lab would fail there at the first call.
+
+A part is a top-level module or subpackage (``factstream.edit``, ``factstream.lm``); parts
+stand on floors when the graph of imports between them has no cycle: an import that closes a
+cycle runs upward (``lm`` building ``lm.tasks``' runner while ``tasks`` imported ``lm`` was one).
 """
 
 from __future__ import annotations
 
 import ast
+from collections import defaultdict
+from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
 import pytest
@@ -75,3 +82,47 @@ def test_the_walk_finds_every_kind_of_lab_import(source: str) -> None:
 def test_the_walk_leaves_the_products_own_imports_alone() -> None:
     source = "import factstream.config\nfrom factstream.lm import base\nimport factstream_labels\n"
     assert lab_imports(source) == []
+
+
+def part_graph(package: Path) -> dict[str, set[str]]:
+    """For each part of ``package``, the other parts of it that its modules import."""
+    name = package.name
+    graph: dict[str, set[str]] = defaultdict(set)
+    for path in package.rglob("*.py"):
+        inner = path.relative_to(package).parts
+        part = inner[0].removesuffix(".py") if len(inner) > 1 or inner[0] != "__init__.py" else ""
+        graph[part]  # every part is a node, importing or not
+        for _, module in imported_modules(path.read_text(encoding="utf-8")):
+            bits = module.split(".")
+            if bits[0] == name and len(bits) > 1 and bits[1] != part:
+                graph[part].add(bits[1])
+    return graph
+
+
+def cycle_of(graph: dict[str, set[str]]) -> list[str]:
+    """One cycle of ``graph`` (its parts in order), or [] when the parts stand on floors."""
+    try:
+        TopologicalSorter(graph).prepare()
+    except CycleError as exc:
+        return list(exc.args[1])
+    return []
+
+
+@pytest.mark.parametrize("package", ["factstream", LAB])
+def test_no_import_runs_upward(package: str) -> None:
+    graph = part_graph(ROOT / package)
+    assert len(graph) > 5
+    assert cycle_of(graph) == []
+
+
+def test_the_floor_check_finds_a_cycle() -> None:
+    graph = {"lm": {"prompts", "tasks"}, "tasks": {"lm", "prompts"}, "prompts": set()}
+    assert sorted(set(cycle_of(graph))) == ["lm", "tasks"]
+    assert cycle_of({"lm": {"prompts"}, "tasks": {"lm"}, "prompts": set()}) == []
+
+
+def test_test_modules_have_unique_names() -> None:
+    # pytest imports test modules by basename (rootdir mode): two of one name stop collection.
+    names = [path.name for path in (ROOT / "tests").rglob("test_*.py")]
+    assert len(names) > 100
+    assert sorted({name for name in names if names.count(name) > 1}) == []

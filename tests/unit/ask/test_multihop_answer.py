@@ -59,7 +59,7 @@ async def test_multi_hop_follows_the_chain_at_the_asked_time() -> None:
     assert [h.answer for h in then.hops] == ["Vela", "Bo Lind"] and then.answer == "Bo Lind"
     assert [r.prompt for r in lm.requests] == ["answer_free.v1"] * 2  # rules planned: no LM
     record = now.to_record("q1", NS)
-    assert record.schema_version == 4 and record.mode == "multi_hop" and record.rounds == 1
+    assert record.schema_version == 5 and record.mode == "multi_hop" and record.rounds == 1
     assert record.hops is not None and [h.answer for h in record.hops] == ["Orbit", "Cy Ode"]
     assert metrics.answers.labels("multi_hop")._value.get() == 2
 
@@ -135,7 +135,7 @@ async def test_a_kafka_question_in_multi_hop_mode_is_answered_with_its_hops() ->
     question = Question(id="q1", namespace=NS, question=BOTH, mode="multi_hop")
     answer = await handler.handle(NS.encode(), question.to_bytes(), None)
     assert answer is not None and answer.error is None and answer.answer == "Cy Ode"
-    assert answer.schema_version == 4 and answer.mode == "multi_hop"
+    assert answer.schema_version == 5 and answer.mode == "multi_hop"
     assert answer.hops is not None and [h.entity for h in answer.hops] == ["Ana Silva", "Orbit"]
     assert answer.hops[1].facts and answer.hops[1].facts[0].text == TRIPLES[2][2]
 

@@ -100,7 +100,7 @@ async def test_during_an_event_is_the_anchor_facts_stored_interval(
     assert lm.requests[0].prompt == "plan_time.v1" and lm.requests[0].constraint is not None
     assert "plan" in result.timings
     record = result.to_record("q1", "desk")
-    assert record.schema_version == 4 and record.valid_time_source is ValidTimeSource.PLAN
+    assert record.schema_version == 5 and record.valid_time_source is ValidTimeSource.PLAN
     assert record.time_plan is not None and record.time_plan.outcome == "anchored"
     assert record.time_plan.anchor_fact_id == fact_id_for("desk", "d1", 0)
     assert record.valid_time is not None and record.valid_time.start == Y[2001]

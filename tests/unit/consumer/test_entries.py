@@ -32,10 +32,11 @@ def test_a_known_version_is_an_edit() -> None:
 
 
 def test_a_newer_version_is_surfaced_with_its_bytes_not_parsed() -> None:
-    raw = orjson.dumps({**orjson.loads(EDIT.to_bytes()), "schema_version": 4, "new": [1]})
+    newer = max(KNOWN_VERSIONS) + 1
+    raw = orjson.dumps({**orjson.loads(EDIT.to_bytes()), "schema_version": newer, "new": [1]})
     payload = decode_payload(raw)
-    assert payload == UnknownVersion(4, raw, "desk")
-    assert "schema_version 4 is unknown" in payload.reason
+    assert payload == UnknownVersion(newer, raw, "desk")
+    assert f"schema_version {newer} is unknown" in payload.reason
     assert _entry(raw).namespace == "desk" and _entry(raw).edit is None
 
 

@@ -9,8 +9,8 @@ from factstream_lab.demo.story import figures_markdown
 
 ROOT = Path(__file__).resolve().parents[3]
 PAGE = ROOT / "docs" / "demo.md"
-RESULTS = ROOT / "docs" / "demo" / "clark-news-40.json"
-START = "<!-- demo-figures:start docs/demo/clark-news-40.json -->\n"
+RESULTS = ROOT / "results" / "demo" / "clark-news-40.json"
+START = "<!-- demo-figures:start results/demo/clark-news-40.json -->\n"
 END = "<!-- demo-figures:end -->"
 
 
@@ -27,3 +27,10 @@ def test_the_results_file_holds_the_issues_figures() -> None:
     assert grounding["kept"] + grounding["refused"] > 0
     audit = figures["audit"]
     assert audit["documents"] == 40 and audit["kept_facts"] > 0
+
+
+def test_the_demo_reads_the_documents_shipped_with_the_repository() -> None:
+    from factstream_lab.demo.run import DEFAULT_DEMO_DATA
+
+    assert DEFAULT_DEMO_DATA == ROOT / "deploy" / "demo" / "clark-news-40.jsonl"
+    assert len(DEFAULT_DEMO_DATA.read_text().splitlines()) == 40

@@ -51,3 +51,13 @@ def test_a_fact_round_trips_through_its_properties() -> None:
 def test_an_applied_batch_round_trips() -> None:
     batch = AppliedBatch("doc-1", "batch-1", 4)
     assert batch_from_properties(batch_properties(batch)) == batch
+
+
+def test_a_facts_turns_are_a_filterable_list_and_round_trip() -> None:
+    props = {spec.name: spec for spec in FACT_PROPERTIES}
+    assert props["turn_ids"].type is PropertyType.TEXT_ARRAY and props["turn_ids"].filterable
+    fact = make_fact("f1", "Ana Silva lives in Lisbon.", turn_ids=["D1:2", "D1:4"])
+    stored = fact_properties(fact)
+    assert stored["turn_ids"] == ["D1:2", "D1:4"]
+    assert fact_from_properties(stored) == fact
+    assert "turn_ids" not in fact_properties(make_fact("f2"))

@@ -31,7 +31,7 @@ V1_DOCUMENT = (
 
 def test_a_chunk_without_text_gets_its_turns_as_text_and_a_content_id() -> None:
     doc = Document.model_validate(CHUNK)
-    assert doc.schema_version == 2 and doc.turns is not None and len(doc.turns) == 3
+    assert doc.schema_version == 3 and doc.turns is not None and len(doc.turns) == 3
     assert doc.text.splitlines() == [
         "Ana Silva: I moved to Lisbon last month.",
         "Ben Okafor: You did? Do you like it?",
@@ -104,7 +104,7 @@ def _edit(**overrides: Any) -> dict[str, Any]:
 
 def test_said_by_is_kept_and_needs_version_3() -> None:
     edit = FactEdit.model_validate(_edit(said_by="Ana Silva"))
-    assert edit.schema_version == 3 and edit.said_by == "Ana Silva"
+    assert edit.schema_version == 4 and edit.said_by == "Ana Silva"
     assert FactEdit.from_bytes(edit.to_bytes()) == edit
     jsonschema.validate(orjson.loads(edit.to_bytes()), json_schema(FactEdit))
     with pytest.raises(ValidationError, match="said_by needs schema version 3"):

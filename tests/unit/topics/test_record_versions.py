@@ -82,14 +82,14 @@ def test_the_shipped_schemas_accept_version_1_bytes() -> None:
 
 
 def test_changed_records_write_the_latest_version_and_read_every_one() -> None:
-    assert accepted_versions(FactEdit) == (1, 2, 3)
+    assert accepted_versions(FactEdit) == (1, 2, 3, 4)
     assert accepted_versions(Question) == (1, 2, 3)
-    assert accepted_versions(Answer) == (1, 2, 3, 4)
-    assert accepted_versions(Document) == (1, 2)
-    assert accepted_versions(Fact) == (1, 2)
-    assert FactEdit.model_validate(_edit()).schema_version == 3
+    assert accepted_versions(Answer) == (1, 2, 3, 4, 5)
+    assert accepted_versions(Document) == (1, 2, 3)
+    assert accepted_versions(Fact) == (1, 2, 3)
+    assert FactEdit.model_validate(_edit()).schema_version == 4
     with pytest.raises(ValidationError, match="schema_version"):
-        FactEdit.model_validate(_edit(schema_version=4))
+        FactEdit.model_validate(_edit(schema_version=5))
 
 
 def test_a_version_2_edit_with_valid_time_round_trips() -> None:
@@ -183,7 +183,7 @@ def test_answers_of_every_version_read_and_version_3_says_where_its_time_came_fr
     assert orjson.loads(v2.to_bytes()) == orjson.loads(V2_ANSWER)
     plan = TimePlanNote(outcome="anchored", scope="during", event="Smith was mayor")
     v3 = Answer(question_id="q", namespace="desk", valid_time_source="plan", time_plan=plan)
-    assert v3.schema_version == 4 and v3.valid_time_source is ValidTimeSource.PLAN
+    assert v3.schema_version == 5 and v3.valid_time_source is ValidTimeSource.PLAN
     assert Answer.from_bytes(v3.to_bytes()) == v3
     jsonschema.validate(orjson.loads(v3.to_bytes()), json_schema(Answer))
     base = orjson.loads(V2_ANSWER)

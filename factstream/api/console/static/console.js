@@ -112,6 +112,18 @@
       const li = document.createElement("li");
       li.className = "cited-fact";
       li.append(link(`/ui/facts/${encodeURIComponent(fact.fact_id)}?namespace=${ns}`, fact.text), " ", truth(fact.truth));
+      if (fact.turn_ids.length && fact.history.length) {
+        // The conversation turns it was said in, in the document of its first change.
+        const said = fact.history[0].document_id;
+        const turns = document.createElement("span");
+        turns.className = "cited-turns small muted";
+        turns.append(" · said in turn", fact.turn_ids.length > 1 ? "s " : " ");
+        fact.turn_ids.forEach((id, i) => {
+          if (i) turns.append(", ");
+          turns.append(link(`/ui/documents/${encodeURIComponent(said)}?namespace=${ns}#turn-${id}`, id));
+        });
+        li.append(turns);
+      }
       const history = document.createElement("ul");
       history.className = "history";
       for (const entry of fact.history) {

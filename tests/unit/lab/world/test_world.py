@@ -239,4 +239,4 @@ def test_a_worlds_documents_publish_as_they_are(tmp_path: Path) -> None:
     report = PublishReport()
     docs = list(read_documents(tmp_path / "documents.jsonl", report, namespace="desk"))
     assert report.rejected == [] and docs
-    assert all(d.namespace == "desk" and d.schema_version == 2 and d.turns for d in docs)
+    assert all(d.namespace == "desk" and d.schema_version == 3 and d.turns for d in docs)
