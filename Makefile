@@ -4,7 +4,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 
 .PHONY: help setup tools services provision demo test test-unit test-integration reliability \
-	screenshots bench bench-1m bench-busy bench-scale lint format down clean
+	screenshots bench bench-1m bench-busy bench-scale bench-breakdown eval-locomo-turns lint \
+	format down clean
 # make test's steps run one after another, in the order named, even under make -j: lint and the
 # unit tests fail fast, before provisioning and the integration tests.
 .NOTPARALLEL:
@@ -21,6 +22,8 @@ help:
 	@echo "make bench-1m          ask latency at 1M facts on a Weaviate of its own (~30 min, GBs)"
 	@echo "make bench-busy        one busy namespace: docs/s at windows 1, 4, 16, 32 (issue 18)"
 	@echo "make bench-scale       docs/s with 1, 2 and 3 workers in one group (issue 25)"
+	@echo "make bench-breakdown   what a document and a question cost, counted (issue 37)"
+	@echo "make eval-locomo-turns LoCoMo on the turns KB, no LM (results/eval/locomo-*.json)"
 	@echo "make lint              ruff + mypy"
 	@echo "make format            ruff's fixes and formatting, in place"
 	@echo "make setup             the venv (.venv) with factstream and its dev tools"
@@ -105,6 +108,17 @@ bench-busy: provision
 # 240 CLARK-News documents, 96 namespaces, 12 partitions, window 4; 1, 2, 3 workers (issue 25).
 bench-scale: provision
 	$(BIN)/python -m bench.scale --docs 240 --lm-latency 500 --placement planned
+
+# Per document and per question: Weaviate requests, Kafka round trips, texts embedded,
+# CPU by step and stage (py-spy); results/bench/<timestamp>-breakdown.json (issue 37).
+bench-breakdown: provision
+	$(BIN)/python -m bench.breakdown --facts 100000 --queries 200
+
+# LoCoMo's development conversations (LOCOMO: their folder), turns as passages, no worker, no
+# LM: evidence recall@5/@10 per category and time resolved (issue 38; docs/evaluation.md).
+LOCOMO ?= ../shared/data/locomo
+eval-locomo-turns: services
+	$(BIN)/factstream eval locomo --data $(LOCOMO) --kb turns --out results/eval
 
 down: setup
 	$(BIN)/factstream services down

@@ -12,6 +12,7 @@ from pathlib import Path
 from prometheus_client import CollectorRegistry
 
 from factstream.embed.base import Embedder, Vector
+from factstream.embed.cache import CachedEmbedder
 
 __all__ = [
     "CpuMeter",
@@ -19,6 +20,7 @@ __all__ = [
     "child_pids",
     "embed_busy_seconds",
     "percentile",
+    "recording_model",
     "rss_mib",
     "stage_seconds",
     "summary_ms",
@@ -75,6 +77,16 @@ class RecordingEmbedder:
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+def recording_model(embedder: Embedder) -> tuple[Embedder, RecordingEmbedder, Embedder]:
+    """``embedder`` with the model's own calls recorded (under its caches, if it has them):
+    the embedder to use, the recording, and the model."""
+    if isinstance(embedder, CachedEmbedder):
+        recording = RecordingEmbedder(embedder.inner)
+        return embedder.around(recording), recording, embedder.inner
+    recording = RecordingEmbedder(embedder)
+    return recording, recording, embedder
 
 
 def rss_mib(pid: int) -> float:

@@ -63,9 +63,9 @@ def owner(stack: str) -> str:
     return _STDLIB
 
 
-def summarise(raw: str, rate: int) -> dict[str, object]:
-    """The main thread's CPU seconds by owner, by own module and by innermost function;
-    the other threads' samples apart."""
+def summarise(raw: str, rate: int, top: int | None = _TOP) -> dict[str, object]:
+    """The main thread's CPU seconds by owner, by own module and by innermost function
+    (the ``top`` of each, None: every one); the other threads' samples apart."""
     owners: Counter[str] = Counter()
     modules: Counter[str] = Counter()
     functions: Counter[str] = Counter()
@@ -93,8 +93,8 @@ def summarise(raw: str, rate: int) -> dict[str, object]:
         "rate_hz": rate,
         "main_thread_cpu_s": round(sum(owners.values()) / rate, 2),
         "by_owner_cpu_s": {k: round(v / rate, 2) for k, v in owners.most_common()},
-        "by_own_module_cpu_s": {k: round(v / rate, 2) for k, v in modules.most_common(_TOP)},
-        "by_function_cpu_s": {k: round(v / rate, 2) for k, v in functions.most_common(_TOP)},
+        "by_own_module_cpu_s": {k: round(v / rate, 2) for k, v in modules.most_common(top)},
+        "by_function_cpu_s": {k: round(v / rate, 2) for k, v in functions.most_common(top)},
         "not_counted_samples": dict(other),
     }
 

@@ -11,6 +11,7 @@ from prometheus_client import CollectorRegistry
 
 from factstream.config import Settings
 from factstream.embed.base import Embedder
+from factstream.embed.cache import CachedEmbedder
 from factstream.embed.factory import load_embedder
 from factstream.lm.base import LMClient
 from factstream.lm.factory import build_lm
@@ -47,7 +48,10 @@ async def _build_clients(settings: Settings, registry: CollectorRegistry | None)
     metrics = Metrics.create(registry)
     store = await WeaviateFactStore.open(settings.weaviate, settings.store)
     try:
-        embedder = await load_embedder(settings.embed, settings.local.cache_dir, metrics.embed)
+        loaded = await load_embedder(settings.embed, settings.local.cache_dir, metrics.embed)
+        embedder = CachedEmbedder(
+            loaded, questions=settings.embed.question_cache, texts=settings.embed.text_cache
+        )
     except BaseException:
         await store.close()
         raise

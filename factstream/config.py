@@ -136,8 +136,9 @@ class StoreSettings(BaseSettings):
         3,
         ge=1,
         description="Search candidates fetched per wanted hit, before the exact true-at-T and "
-        "similarity checks drop some, in searches as of a past time or by entity (facts true "
-        "now are filtered exactly by Weaviate: one per hit).",
+        "similarity checks drop some, in searches by entity or under a floor only those checks "
+        "apply (facts true now are filtered exactly by Weaviate: one per hit; as of a time, "
+        "a quarter more).",
     )
 
 
@@ -262,6 +263,20 @@ class EmbedSettings(BaseSettings):
         "in (deploy/Dockerfile).",
     )
     offline: bool = Field(True, description="Never contact the Hugging Face hub (HF_HUB_OFFLINE).")
+    question_cache: int = Field(
+        1024,
+        ge=0,
+        description="Questions whose vectors are kept (least recently used dropped first), "
+        "keyed by the question with its whitespace collapsed: a repeated question is not "
+        "embedded again. 0: off.",
+    )
+    text_cache: int = Field(
+        2048,
+        ge=0,
+        description="Texts of documents and facts whose vectors are kept (least recently "
+        "used dropped first; about 3 KB each): a text embedded again in a window, at a "
+        "commit or by a later document is not computed twice. 0: off.",
+    )
 
 
 def _prompt_version(task: str, default: str, description: str) -> Any:
@@ -306,6 +321,12 @@ class EditorSettings(BaseSettings):
         True,
         description="Refuse added and rewritten facts not grounded in their document: prompt "
         "text, placeholders, names or numbers the sources lack (docs/design.md section 4).",
+    )
+    subject_check: bool = Field(
+        True,
+        description="Refuse an invalidation, close or rewrite of a fact when the document names "
+        "none of the fact's entities (its subject, its object) in any form the entity index "
+        "knows (docs/design.md section 4).",
     )
 
     top_k: int = Field(10, ge=1, le=100, description="Facts retrieved per document.")

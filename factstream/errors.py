@@ -21,8 +21,9 @@ FactstreamError
 ├── OutageTooLong *              a circuit breaker's outage outlasted the caller's limit
 ├── EmbedError                   the embedding model cannot be loaded or run
 ├── BadInput                     an input record that cannot be processed (dead-lettered)
-│   └── IntervalInvalid          a valid time that cannot be: ends before it starts, no zone
-│       └── IntervalImplausible  a fact's valid time far beyond its document's event time
+│   ├── IntervalInvalid          a valid time that cannot be: ends before it starts, no zone
+│   │   └── IntervalImplausible  a fact's valid time far beyond its document's event time
+│   └── LocomoInvalid *          a LoCoMo file not in its README's format (the lab's eval)
 ├── FeedError                    following RSS and Atom feeds
 │   ├── FeedListError *          the feed list cannot be read or does not validate
 │   ├── FeedFetchError *         a feed could not be fetched (its kind: 429, 5xx, too large ...)

@@ -124,7 +124,8 @@ class LMMetrics(_Group):
         "Parts of LM answers refused, by task and reason: structure, time, interval "
         "(still refused by the prompt's checks after every retry; the fact was kept "
         "without them); prompt_text, placeholder, ungrounded_entity, ungrounded_number "
-        "(the fact is not grounded in its document: dropped).",
+        "(the fact is not grounded in its document: dropped); not_about (classification "
+        "made false a fact the document does not name: refused, the fact keeps its truth).",
     )
     grounded: Counter = _counter(
         "factstream_lm_grounded",
@@ -132,6 +133,14 @@ class LMMetrics(_Group):
         "Added and rewritten facts the grounding check saw, by task and outcome: kept, "
         "or refused (the reason is in factstream_lm_refused). kept / (kept + refused) "
         "is the share the check keeps.",
+    )
+    subject_checked: Counter = _counter(
+        "factstream_lm_subject_checked",
+        "task model outcome",
+        "Facts the LM's classification made false (to invalidate, close or rewrite) that "
+        "the subject check saw, by task and outcome: kept (the document names one of the "
+        "fact's entities), refused (it names none: not_about in factstream_lm_refused; the "
+        "fact keeps its truth), unchecked (the fact names nothing to look for).",
     )
     cache_hits: Counter = _counter(
         "factstream_lm_cache_hits", "task model", "LM answers served from the response cache."

@@ -140,6 +140,7 @@ class Editor:
     ) -> None:
         self._clients, self._publisher = clients, publisher
         self._max_bytes, self._max_edits = worker.max_document_bytes, editor.max_edits
+        self._subject_check = editor.subject_check
         self._ahead = DocumentVectors(clients.embedder)
         self._ctx = EditContext(
             clients.store, clients.embedder, clients.runner, editor, ahead=self._ahead
@@ -309,7 +310,7 @@ class Editor:
                 self._changed((await self._materializer.apply(batch, steps, unapplied=True)).stored)
             return Outcome.RECOVERED
         plan = await self._confirmed(doc, decision)
-        problem = bound_problem(plan, self._max_edits)
+        problem = bound_problem(plan, self._max_edits, subject_check=self._subject_check)
         if problem is not None:
             log.warning("review %s: document %r %s", _where(record), doc.id, problem)
             with self._write():

@@ -74,7 +74,11 @@ class QueryEngine(AnswerEngine):
         return result
 
     async def gather(
-        self, request: AskRequest, timings: dict[str, float] | None = None
+        self,
+        request: AskRequest,
+        timings: dict[str, float] | None = None,
+        *,
+        lm_plans: bool = True,
     ) -> Gathered:
         """The facts an answer is drawn from, in the request's mode (the configured one if
         it names none); ``auto`` follows hops when the question plans into two or more.
@@ -82,19 +86,23 @@ class QueryEngine(AnswerEngine):
         Multi-hop reads one snapshot: every hop at ``as_of`` (or the time it started) and
         at the question's valid time. A question no plan reads, or whose first hop finds
         nothing, is answered from one retrieval (mode ``single``, the hops tried listed).
+        ``lm_plans=False`` asks no LM: hops are planned by the rules only and a time the
+        rules cannot read is not planned (the LM-free evaluations read so).
         """
         mode = request.mode or self._settings.mode
         if mode == "single":
-            retrieval = await self.retrieve_timed(request, timings)
+            retrieval = await self.retrieve_timed(request, timings, lm_plans=lm_plans)
             return Gathered(retrieval.facts, retrieval.valid_time)
         timings = timings if timings is not None else {}
         top_k = self.validate(request)
         now = datetime.now(UTC)
         _, valid = await asyncio.gather(
             self.require_namespace(request.namespace),
-            resolve_valid_time(request, now, self._strip_time, True, self._planner, timings),
+            resolve_valid_time(
+                request, now, self._strip_time, True, self._planner if lm_plans else None, timings
+            ),
         )
-        planner = HopPlanner(self._runner, self._settings.max_hops)
+        planner = HopPlanner(self._runner if lm_plans else None, self._settings.max_hops)
         plan = await planner.plan(valid.search_text, timings)
         hops: list[UsedHop] = []
         facts: list[UsedFact] = []

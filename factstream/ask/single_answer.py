@@ -209,12 +209,14 @@ class AnswerEngine:
         timings: dict[str, float] | None = None,
         *,
         question_time: bool = True,
+        lm_plans: bool = True,
     ) -> Retrieval:
         """``retrieve``, and the valid time the facts held in (``search_facts``).
 
         ``question_time=False`` reads the valid time from the request only: the text is not
         searched for a time expression, and without ``request.valid`` nothing is filtered by
         valid time (a search, as ``GET /v1/facts?q=`` is, rather than a question).
+        ``lm_plans=False``: a time the rules cannot read is not planned by the LM.
         """
         top_k = self.validate(request)
         retrieval = await self._search_facts(
@@ -223,7 +225,7 @@ class AnswerEngine:
             timings,
             strip_time=self._strip_time,
             valid_time=question_time or request.valid is not None,
-            planner=self._planner if question_time else None,
+            planner=self._planner if question_time and lm_plans else None,
         )
         # A hit proves the namespace has facts: the check (a store round trip, a tenant
         # listing on Weaviate) is made only when the search found nothing.

@@ -32,13 +32,14 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, Literal
 
 from factstream.prompts.models import DocumentView, Prompt
 from factstream.prompts.registry import sample_contexts
 
 __all__ = [
+    "COMMON_OPENERS",
     "MIN_PROMPT_WORDS",
     "PLACEHOLDERS",
     "REASONS",
@@ -105,7 +106,7 @@ def _listed(words: str) -> tuple[str, ...]:
 
 
 # Words that open a sentence without naming anything: a capitalised one there is no name.
-_COMMON_OPENERS = frozenset(
+COMMON_OPENERS = frozenset(
     _listed(
         """a an the this that these those there here it its he she his her hers they them their
     we our you your i my me who whom whose which what when where while why how after before
@@ -202,6 +203,13 @@ class _Sources:
     def has_words(self, words: str) -> bool:
         found = re.search(rf"(?<![^\W_]){re.escape(words)}(?![^\W_])", self.text)
         return found is not None
+
+
+@lru_cache(maxsize=64)
+def _sources(texts: tuple[str, ...]) -> _Sources:
+    """The sources of ``texts``, read once: a document's facts are checked one by one
+    against the same texts (issue 37: the document was read again for each of its facts)."""
+    return _Sources(texts)
 
 
 def _numbers_in(text: str) -> set[str]:
@@ -325,7 +333,7 @@ def _name_words(fact: str) -> list[str]:
         if words and words[0][:1].isupper():
             following = _WORD.findall(tokens[i + 1]) if i + 1 < len(tokens) else []
             in_run = bool(following) and following[0][:1].isupper() and raw[-1:].isalnum()
-            common = _fold(words[0]) in _COMMON_OPENERS
+            common = _fold(words[0]) in COMMON_OPENERS
             if not opens or (in_run and not common) or _is_acronym(words[0]):
                 names += words
         # An initial ("J.") or a title ("Dr.") ends no sentence.
@@ -398,7 +406,7 @@ def check_grounded(
     texts = [document_text, *([old_fact_text] if old_fact_text else []), *also]
     if date is not None:
         texts += _date_texts(date)
-    sources = _Sources(texts)
+    sources = _sources(tuple(texts))
     grams = _registry_ngrams() if prompts is None else prompt_ngrams(prompts)
     return (
         _copied(fact_text, sources, grams)

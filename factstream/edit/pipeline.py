@@ -19,6 +19,15 @@ what a fact without a possible rewrite gets (closed or invalidated), since the d
 still made the old fact false. Each refusal is logged with the document id and counted
 (``factstream_lm_refused`` by task and reason); the document's other edits go through.
 
+A document changes only what it is about (:mod:`factstream.edit.about`): a fact the
+classification made false is invalidated, closed or rewritten only if the document names
+one of its entities (subject or object, in a form the entity index knows). A refused
+decision leaves the fact true (shown to the rewrites among the facts still true), is
+logged with the document and fact ids and counted (``factstream_lm_refused``, not_about;
+``factstream_lm_subject_checked``); the blast radius counts the classification's labels
+before the check, so a document the LM finds to make too many facts false still goes to
+review. ``bound_problem`` checks the finished plan again, whatever built it.
+
 Conversation chunks (documents with turns, docs/design.md section 2): extraction uses the
 conversation prompt, which resolves first and second person to the speakers; a fact still
 in the first or second person is refused (``unresolved_person``, whatever the grounding
@@ -37,6 +46,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from factstream.config import EditorSettings
+from factstream.edit.about import NotAbout, check_about, fact_names
 from factstream.edit.ahead import DocumentVectors
 from factstream.edit.grounding import Refusal, check_grounded
 from factstream.edit.passages import passages
@@ -202,6 +212,9 @@ class EditPlan:
     vector: Vector | None = None
     queries: list[Vector] = field(default_factory=list)
     extraction: Extraction | None = None
+    # Facts the classification made false that the subject check refused (they keep their
+    # truth): fact id -> why.
+    not_about: dict[str, NotAbout] = field(default_factory=dict)
 
     def spend(self, task: str, usage: Usage) -> None:
         """Add ``usage`` to what ``task`` cost this document."""
@@ -325,6 +338,40 @@ def _refusal(
     if refusal is not None:
         _refused(ctx, doc, result, text, refusal)
     return refusal
+
+
+def _about(ctx: EditContext, plan: EditPlan, result: TaskResult[Any], hit: SearchHit) -> bool:
+    """Whether ``plan``'s document may make ``hit``'s fact false, as ``result`` (the
+    classification) decided: with the subject check on, only if it names one of the fact's
+    entities (``edit.about``). A refusal is logged, counted (``factstream_lm_refused``,
+    not_about) and kept in ``plan.not_about``; ``factstream_lm_subject_checked`` counts
+    every fact the check saw, by outcome.
+    """
+    if not ctx.settings.subject_check:
+        return True
+    doc, fact = plan.document, hit.fact
+    refusal = check_about(fact, doc.text, title=doc.title, source=doc.source)
+    task = result.prompt.split(".")[0]
+    metrics = ctx.runner.metrics
+    if refusal is None:
+        if metrics is not None:
+            outcome = "kept" if fact_names(fact) else "unchecked"
+            metrics.subject_checked.labels(task, result.model, outcome).inc()
+        return True
+    plan.not_about[fact.fact_id] = refusal
+    log.info(
+        "%s: refused to make fact %s false for document %r (%s: it names none of %s): %r",
+        result.prompt,
+        fact.fact_id,
+        doc.id,
+        refusal.reason,
+        refusal.detail,
+        fact.text,
+    )
+    if metrics is not None:
+        metrics.subject_checked.labels(task, result.model, "refused").inc()
+        metrics.refused.labels(task, result.model, refusal.reason).inc()
+    return False
 
 
 def _cited(doc: Document, planned: list[PlannedEdit]) -> list[PlannedEdit]:
@@ -492,7 +539,9 @@ async def _judge(
         for hit, label in labelled
         if label == "reinforce"
     ]
-    still_true = [hit.fact.text for hit, label in labelled if label not in FALSE_LABELS]
+    false = [(hit, label) for hit, label in false if _about(ctx, plan, classified, hit)]
+    kept = {hit.fact.fact_id for hit, _ in false}
+    still_true = [hit.fact.text for hit in hits if hit.fact.fact_id not in kept]
     with timed(plan.timings, "rewrite"):
         plan.planned += await _rewrites(plan, view, false, still_true, ctx)
 
@@ -520,23 +569,35 @@ async def _extract(
 _DESTRUCTIVE = (EditOp.INVALIDATE, EditOp.CLOSE, EditOp.REWRITE)
 
 
-def bound_problem(plan: EditPlan, max_edits: int) -> str | None:
+def bound_problem(plan: EditPlan, max_edits: int, *, subject_check: bool = True) -> str | None:
     """Why ``plan`` breaks the blast radius (docs/design.md section 3), or None if it keeps it.
 
     Checked on the finished plan, whatever built it: an edit of an existing fact must name
-    a fact retrieval returned for this document, and at most ``max_edits`` edits may make a
-    fact false or end it (invalidate, close or rewrite).
+    a fact retrieval returned for this document, at most ``max_edits`` edits may make a
+    fact false or end it (invalidate, close or rewrite), and, with ``subject_check``, the
+    document must name every fact it makes false (``edit.about``; the decision's own check
+    refused the others, so a plan breaks this only if something else built it).
     """
     false = sum(label in FALSE_LABELS for label in plan.labels)
     if plan.over_limit:
         return f"makes {false} facts false (limit {max_edits})"
-    retrieved = {hit.fact.fact_id for hit in plan.retrieved}
+    retrieved = {hit.fact.fact_id: hit.fact for hit in plan.retrieved}
     outside = sorted({p.fact_id for p in plan.planned if p.fact_id and p.fact_id not in retrieved})
     if outside:
         return f"edits {len(outside)} facts retrieval did not return: {' '.join(outside[:5])}"
-    destructive = sum(p.op in _DESTRUCTIVE for p in plan.planned)
-    if destructive > max_edits:
-        return f"makes {destructive} facts false (limit {max_edits})"
+    destructive = [p for p in plan.planned if p.op in _DESTRUCTIVE]
+    if len(destructive) > max_edits:
+        return f"makes {len(destructive)} facts false (limit {max_edits})"
+    doc = plan.document
+    unnamed = [
+        p.fact_id
+        for p in destructive
+        if subject_check
+        and p.fact_id
+        and check_about(retrieved[p.fact_id], doc.text, title=doc.title, source=doc.source)
+    ]
+    if unnamed:
+        return f"makes {len(unnamed)} facts false that it does not name: {' '.join(unnamed[:5])}"
     return None
 
 

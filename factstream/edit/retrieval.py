@@ -4,7 +4,8 @@ One code path for the live editor (``pipeline.edit_document``) and ``eval update
 Stages (each one a setting, so the evaluation can switch it off):
 
 1. A first stage larger than ``top_k``: the store's hybrid search with the document's text
-   and vector; a BM25 query on the names the document contains (``names.document_names``);
+   and vector; optionally a BM25 query on the names the document contains
+   (``names.document_names``);
    optionally one hybrid query per sentence. The pools are fused by reciprocal rank.
 2. A cheap rerank: the cosine with the document (the best over the queries that found the
    fact), lifted for facts whose structured subject the document names (``subject_lift``;

@@ -74,6 +74,8 @@ MAX_RESULTS = 10_000
 _GROWTH = 4
 # Weaviate computes cosine distance in float32; widen its cut so our exact check decides.
 _DISTANCE_SLACK = 1e-5
+# As of a time, the first query asks for top_k and top_k / this more (see _first_limit).
+_AS_OF_MARGIN = 4
 _ID_CHUNK = 500
 
 _Obj = Object[Any, Any]
@@ -710,12 +712,19 @@ def _first_limit(
     (``truth``, valid time, and the similarity floor when the distance cut carries it:
     ``floored``), so ``top_k`` candidates give ``top_k`` hits and more would only be sent,
     decoded and checked for nothing (issue 26: a third of a search's client time at 100k
-    facts). Facts as of a past time, about entities, or under a floor that only the exact
-    check applies (BM25 alone) are filtered by a superset: ``overfetch`` candidates per hit.
-    Either way the search asks again for more when too few pass the exact checks.
+    facts). As of a time T the filter is a superset only by the facts whose history changed
+    after T (``_truth_filter``): none at the head of the stream, where the editor retrieves
+    at its document's time, so those ask for ``top_k`` and a quarter more (issue 37: the
+    editor's three queries of 50 asked for 150 candidates each, vectors and records).
+    Facts about entities, or under a floor that only the exact check applies (BM25 alone),
+    are filtered by a looser superset: ``overfetch`` candidates per hit. Either way the
+    search asks again for more when too few pass the exact checks.
     """
-    exact = as_of is None and entities is None and floored
-    return min(top_k if exact else top_k * overfetch, MAX_RESULTS)
+    if entities is not None or not floored:
+        return min(top_k * overfetch, MAX_RESULTS)
+    if as_of is None:
+        return min(top_k, MAX_RESULTS)
+    return min(top_k + max(1, top_k // _AS_OF_MARGIN), MAX_RESULTS)
 
 
 def _and(a: FilterReturn | None, b: FilterReturn | None) -> FilterReturn | None:

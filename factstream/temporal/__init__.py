@@ -6,6 +6,7 @@ from factstream.temporal.facts import (
     resolve_fact_interval,
     resolve_time_expression,
     says_past,
+    told_time,
 )
 from factstream.temporal.intervals import ValidInterval
 from factstream.temporal.parse import TimeKind, TimeReference, find_times, parse_time, strip_time
@@ -22,4 +23,5 @@ __all__ = [
     "resolve_time_expression",
     "says_past",
     "strip_time",
+    "told_time",
 ]

@@ -1,7 +1,8 @@
 """Time anchors: the single time expressions in a text, each resolved to the interval it names.
 
 An anchor is one expression that names a time on its own: a date, a month, a quarter, a
-year, a weekday, 'last year', 'two years ago', 'yesterday', 'now'. :mod:`parse` joins
+year, a weekday, a weekend, a season, 'last year', 'two years ago', 'yesterday', 'last
+night', 'now'. :mod:`parse` joins
 anchors with their connectives ('since', 'between ... and ...'). Every rule matches an
 optional leading preposition ('in', 'during', 'as of', ...), so that the matched span can be
 cut from a question whole.
@@ -43,6 +44,15 @@ _MONTHS = {
 }
 _WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _WEEKDAYS = {name: number for number, name in enumerate(_WEEKDAY_NAMES)}
+# Abbreviations count only after 'last', 'next' or 'this past' ('last Fri', 'next Tues'):
+# alone, 'sun', 'sat' and 'wed' are words.
+_WEEKDAY_SHORT = {
+    "mon": 0, "tue": 1, "tues": 1, "wed": 2, "weds": 2, "thu": 3, "thur": 3, "thurs": 3,
+    "fri": 4, "sat": 5, "sun": 6,
+}  # fmt: skip
+_WEEKDAY_ANY = {**_WEEKDAYS, **_WEEKDAY_SHORT}
+# Meteorological seasons of the northern hemisphere: the first of their three months.
+_SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
@@ -62,7 +72,9 @@ _YEAR = r"(?<![\w.,$#])(?P<year>[12][0-9]{3})(?![\w%]|[.,][0-9])"
 _MONTH = rf"\b(?P<month>{_alternation(_MONTHS)})\b\.?"
 _DAY = r"\b(?P<day>[0-3]?[0-9])(?:st|nd|rd|th)?\b"
 _WEEKDAY = rf"\b(?P<weekday>{_alternation(_WEEKDAYS)})\b"
-_NUMBER = rf"(?:[0-9]{{1,4}}|{_alternation(_NUMBERS)})"
+_WEEKDAY_OR_SHORT = rf"\b(?P<weekday>{_alternation(_WEEKDAY_ANY)})\b\.?"
+_SEASON = rf"\b(?P<season>{_alternation(_SEASONS)})\b"
+_NUMBER = rf"(?:[0-9]{{1,4}}|a\s+couple(?:\s+of)?|{_alternation(_NUMBERS)})"
 _COUNT = rf"(?P<n>{_NUMBER})"
 _UNIT = r"(?P<unit>day|week|month|year|decade)s?\b"
 
@@ -120,7 +132,9 @@ def _today(now: datetime) -> date:
 
 
 def _count(match: re.Match[str]) -> int:
-    word = match.group("n").lower()
+    word = " ".join(match.group("n").lower().split())
+    if word.startswith("a couple"):
+        return 2
     return _NUMBERS[word] if word in _NUMBERS else int(word)
 
 
@@ -193,14 +207,14 @@ def _weekday_before(now: datetime, weekday: int) -> date:
 
 
 def _bare_weekday(match: re.Match[str], now: datetime) -> ValidInterval:
-    """Monday / last Monday: the latest Monday before today."""
-    return intervals.day(_weekday_before(now, _WEEKDAYS[match["weekday"].lower()]))
+    """Monday / last Monday / last Mon / this past Monday: the latest Monday before today."""
+    return intervals.day(_weekday_before(now, _WEEKDAY_ANY[match["weekday"].lower()]))
 
 
 def _next_weekday(match: re.Match[str], now: datetime) -> ValidInterval:
-    """next Monday: the first Monday after today."""
+    """next Monday / next Mon: the first Monday after today."""
     today = _today(now)
-    weekday = _WEEKDAYS[match["weekday"].lower()]
+    weekday = _WEEKDAY_ANY[match["weekday"].lower()]
     return intervals.day(today + timedelta(days=(weekday - today.weekday() - 1) % 7 + 1))
 
 
@@ -253,6 +267,74 @@ def _day_word(match: re.Match[str], now: datetime) -> ValidInterval:
     return intervals.day(_today(now) + timedelta(days=offset))
 
 
+def _day_part(match: re.Match[str], now: datetime) -> ValidInterval:
+    """last night: yesterday; tonight, this morning (afternoon, evening): today;
+    the day before yesterday: two days ago."""
+    words = " ".join(match["part"].lower().split())
+    offset = {"last night": -1, "the day before yesterday": -2}.get(words, 0)
+    return intervals.day(_today(now) + timedelta(days=offset))
+
+
+def _weekend_of(saturday: date) -> ValidInterval:
+    return intervals.day(saturday).hull(intervals.day(saturday + timedelta(days=1)))
+
+
+def _last_saturday_weekend(now: datetime) -> date:
+    # The Saturday of the latest weekend over before today began (on a weekend day: the one
+    # before it).
+    today = _today(now)
+    return today - timedelta(days=today.weekday() + 2)
+
+
+def _past_weekend(match: re.Match[str], now: datetime) -> ValidInterval:
+    """last weekend / this past weekend / two weekends ago: Saturday and Sunday of the
+    latest weekend over before today (said on a weekend day: the one before), or N-1
+    weeks before it."""
+    count = _count(match) if match.groupdict().get("n") else 1
+    return _weekend_of(_last_saturday_weekend(now) - timedelta(weeks=count - 1))
+
+
+def _coming_weekend(match: re.Match[str], now: datetime) -> ValidInterval:
+    """this weekend: the weekend under way, else the next; next weekend: the first weekend
+    that starts after today."""
+    today = _today(now)
+    if match["rel"].lower() == "this" and today.weekday() >= 5:
+        return _weekend_of(today - timedelta(days=today.weekday() - 5))
+    return _weekend_of(today + timedelta(days=(5 - today.weekday() - 1) % 7 + 1))
+
+
+def _season_of(year: int, first_month: int) -> ValidInterval:
+    # Three months from ``first_month`` of ``year`` (winter runs into the next year).
+    start = intervals.month(year, first_month)
+    end_year, end_index = divmod(year * 12 + first_month - 1 + 2, 12)
+    return start.hull(intervals.month(end_year, end_index + 1))
+
+
+def _season_year(match: re.Match[str], now: datetime) -> ValidInterval:
+    """summer 2022 / the summer of 2022: its three months (winter 2022: December 2022 to
+    February 2023)."""
+    return _season_of(int(match["year"]), _SEASONS[match["season"].lower()])
+
+
+def _near_season(match: re.Match[str], now: datetime) -> ValidInterval:
+    """last summer: the latest summer over before today; this summer: the one under way,
+    else the next to begin; next summer: the first to begin after today."""
+    first = _SEASONS[match["season"].lower()]
+    rel, today = match["rel"].lower(), _midnight(_today(now))
+    candidates = [_season_of(now.year + shift, first) for shift in (-2, -1, 0, 1)]
+    if rel == "last":
+        return [s for s in candidates if s.end is not None and s.end <= today][-1]
+    if rel == "this" and (under_way := [s for s in candidates if s.contains(today)]):
+        return under_way[0]
+    return next(s for s in candidates if s.start is not None and s.start > today)
+
+
+def _midnight(d: date) -> datetime:
+    start = intervals.day(d).start
+    assert start is not None  # noqa: S101 - a day always starts
+    return start
+
+
 def _now(match: re.Match[str], now: datetime) -> ValidInterval:
     """now / currently / at present: the instant ``now``."""
     return intervals.at(now)
@@ -280,8 +362,15 @@ _RULES = (
     _rule(_MONTH, _bare_month, bare=True),
     _rule(rf"\b(?P<rel>last|next)\s+{_MONTH}", _near_month),
     _rule(_WEEKDAY, _bare_weekday, bare=True),
-    _rule(rf"\blast\s+{_WEEKDAY}", _bare_weekday),
-    _rule(rf"\bnext\s+{_WEEKDAY}", _next_weekday),
+    _rule(rf"\b(?:last|this\s+past)\s+{_WEEKDAY_OR_SHORT}", _bare_weekday),
+    _rule(rf"\bnext\s+{_WEEKDAY_OR_SHORT}", _next_weekday),
+    _rule(
+        rf"\b(?:(?:last|this\s+past|the\s+past|past)\s+weekend|{_COUNT}\s+weekends?\s+ago)\b",
+        _past_weekend,
+    ),
+    _rule(r"\b(?P<rel>this|next|coming)\s+weekend\b", _coming_weekend),
+    _rule(rf"(?:the\s+)?{_SEASON}\s+(?:of\s+)?{_YEAR}", _season_year),
+    _rule(rf"\b(?P<rel>last|this|next)\s+{_SEASON}", _near_season),
     _rule(
         r"\b(?P<rel>last|previous|this|next|coming)\s+(?P<unit>year|quarter|month|week)\b",
         _calendar_relative,
@@ -294,6 +383,11 @@ _RULES = (
         _trailing,
     ),
     _rule(r"\b(?P<word>yesterday|today|tomorrow)\b", _day_word),
+    _rule(
+        r"\b(?P<part>last\s+night|tonight|this\s+(?:morning|afternoon|evening)"
+        r"|the\s+day\s+before\s+yesterday)\b",
+        _day_part,
+    ),
     _rule(
         r"\b(?:right\s+now|now|currently|at\s+present|at\s+the\s+moment|presently|nowadays"
         r"|these\s+days)\b",

@@ -1,7 +1,8 @@
 """A fact's valid time, read from its text against its document's event time, and its guard.
 
-:func:`resolve_fact_interval` reads the first time expression in a fact (as :mod:`parse`
-finds it, resolved against the event time) and whether the fact speaks of a past state:
+:func:`resolve_fact_interval` reads the time a fact tells of (:func:`told_time`: its first
+time expression that names a period or a bound, else its first point, resolved against the
+event time) and whether the fact speaks of a past state:
 
 - nothing said: ``[event_time, open)``, valid from the document's event time;
 - a past state only ('former', 'ex-', 'was CEO', 'no longer'): ``[open, event_time)``;
@@ -26,7 +27,7 @@ from datetime import datetime, timedelta
 
 from factstream.errors import IntervalImplausible, IntervalInvalid
 from factstream.temporal.intervals import ValidInterval, utc
-from factstream.temporal.parse import TimeKind, TimeReference, parse_time, strip_time
+from factstream.temporal.parse import TimeKind, TimeReference, find_times, parse_time, strip_time
 
 __all__ = [
     "MAX_VALID_AFTER_EVENT",
@@ -34,6 +35,7 @@ __all__ = [
     "resolve_fact_interval",
     "resolve_time_expression",
     "says_past",
+    "told_time",
 ]
 
 # About five years: a document rarely knows what will hold further ahead than that, and a
@@ -58,6 +60,22 @@ def says_past(text: str) -> bool:
     return _PAST.search(text) is not None
 
 
+def told_time(text: str, said_at: datetime) -> TimeReference | None:
+    """The time a statement tells of, resolved against when it was said; None if it names none.
+
+    Its first time expression that names a period or a bound ('yesterday', 'last weekend',
+    'since 2019'), else its first point ('now', 'currently'): 'I'm currently reading the
+    book I bought last week' tells of last week. A fact's valid time starts from this
+    reading (:func:`resolve_fact_interval`), and so does a conversation turn's date.
+
+    Raises:
+        IntervalInvalid: ``said_at`` has no time zone.
+    """
+    found = find_times(text, said_at)
+    periods = [reference for reference in found if reference.kind is not TimeKind.POINT]
+    return periods[0] if periods else (found[0] if found else None)
+
+
 def resolve_fact_interval(text: str, event_time: datetime) -> ValidInterval:
     """When the fact ``text`` held, read from its time expression against ``event_time``.
 
@@ -68,7 +86,7 @@ def resolve_fact_interval(text: str, event_time: datetime) -> ValidInterval:
         IntervalInvalid: ``event_time`` has no time zone.
     """
     event = utc(event_time)
-    reference = parse_time(text, event)
+    reference = told_time(text, event)
     rest = text if reference is None else strip_time(text, reference)
     past = says_past(rest)
     if reference is None:

@@ -1,4 +1,5 @@
-"""``factstream eval``: the evaluations on CLARK-News and generated worlds, tables and JSON."""
+"""``factstream eval``: the evaluations on CLARK-News, generated worlds and LoCoMo, tables and
+JSON."""
 
 from __future__ import annotations
 
@@ -53,6 +54,66 @@ def eval_floor(data: Data, json_out: JsonOut = None) -> None:
     console.print(table)
     if json_out is not None:
         json_out.write_text(json.dumps(dataclasses.asdict(report), indent=2))
+
+
+@eval_app.command("subject-check")
+def eval_subject_check(
+    data: Data,
+    demo: Annotated[
+        Path | None,
+        typer.Option(
+            dir_okay=False,
+            help="The demo's documents (JSON Lines), scored alone too "
+            "(default: deploy/demo/clark-news-40.jsonl, if there).",
+        ),
+    ] = None,
+    json_out: JsonOut = None,
+) -> None:
+    """Supersessions the subject check passes and wrong invalidations it refuses (no LM)."""
+    from factstream_lab.eval.datasets import load_clark
+    from factstream_lab.eval.subject_check import demo_ids, evaluate_subject_check
+
+    if demo is None and _DEMO_DOCUMENTS.is_file():
+        demo = _DEMO_DOCUMENTS
+    ids = demo_ids(demo) if demo is not None else None
+    report = evaluate_subject_check(
+        load_clark(data), str(data), ids, None if demo is None else str(demo)
+    )
+    table = Table(
+        "test",
+        "supersessions passed",
+        "in the KB then",
+        "wrong refused",
+        "demo: passed",
+        "demo: wrong refused",
+    )
+    for v in report.variants:
+        table.add_row(
+            v.name,
+            *(
+                _share(s)
+                for s in (
+                    v.supersessions_passed,
+                    v.scored_passed,
+                    v.wrong_refused,
+                    v.demo_supersessions_passed,
+                    v.demo_wrong_refused,
+                )
+            ),
+        )
+    console.print(table)
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        body = {"created": datetime.now(UTC).isoformat(timespec="seconds"), **report.to_json()}
+        json_out.write_text(json.dumps(body, indent=2) + "\n")
+        console.print(f"-> {json_out}", markup=False)
+
+
+_DEMO_DOCUMENTS = Path("deploy/demo/clark-news-40.jsonl")
+
+
+def _share(share: Any) -> str:
+    return "-" if share.share is None else f"{share.counted}/{share.total} ({share.share:.1%})"
 
 
 @eval_app.command("update-retrieval")
@@ -412,3 +473,58 @@ def _eval_multihop_lm(data: Path, out: Path, modes: list[str], limit: int | None
         f"{results['tokens']['total']} LM tokens -> {path}, plot {plot}",
         markup=False,
     )
+
+
+@eval_app.command("locomo")
+def eval_locomo(
+    data: Annotated[
+        Path, typer.Option(exists=True, file_okay=False, help="LoCoMo's folder (*.json).")
+    ],
+    kb: Annotated[
+        list[str] | None,
+        typer.Option(help="turns (passages, no worker, no LM) or facts (the worker's); repeat."),
+    ] = None,
+    conversations: Annotated[
+        list[str] | None,
+        typer.Option(help="Only these conversations (file stems, e.g. 26 or 26,30); repeat."),
+    ] = None,
+    sessions: Annotated[
+        int | None, typer.Option(min=1, help="Only the first N sessions of each conversation.")
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(min=1, help="Only the first N documents (chunks) of each conversation."),
+    ] = None,
+    turns_per_chunk: Annotated[
+        int, typer.Option(min=1, help="Turns per conversation document.")
+    ] = 8,
+    lm_url: LmUrl = None,
+    out: Out = Path("eval-results"),
+) -> None:
+    """LoCoMo: evidence recall@5/@10 per category of the ask path's retrieval over the turns
+    and over the extracted facts, and relative time resolved for temporal questions."""
+    from factstream_lab.eval.locomo.report import plot_locomo, table_locomo
+    from factstream_lab.eval.locomo.run import KBS, LocomoRun, run_locomo
+    from factstream_lab.eval.progress import RichProgress
+    from factstream_lab.eval.report import write_results
+
+    chosen = kb or list(KBS)
+    unknown = [k for k in chosen if k not in KBS]
+    if unknown:
+        raise typer.BadParameter(f"unknown knowledge base {unknown[0]!r}; one of {', '.join(KBS)}")
+    run = LocomoRun(
+        data,
+        out,
+        tuple(dict.fromkeys(chosen)),  # type: ignore[arg-type]
+        tuple(c for given in conversations or () for c in given.split(",") if c.strip()),
+        sessions,
+        limit,
+        turns_per_chunk,
+        lm_url,
+    )
+    with RichProgress(console, "locomo") as progress:
+        results = asyncio.run(run_locomo(run, progress))
+    path = write_results(out, f"locomo-{results['run']}", results)
+    plot = plot_locomo(results, out / f"locomo-{results['run']}.png")
+    console.print(table_locomo(results))
+    console.print(f"results: {path}, plot: {plot}", markup=False)

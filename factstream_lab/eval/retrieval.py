@@ -108,7 +108,9 @@ def retrieval_variants(editor: EditorSettings) -> list[Retrieval]:
         best.but("adaptive floor: margin 0.1", floor_margin=0.1),
         best.but("adaptive floor: margin 0.2", floor_margin=0.2),
         best.but("named facts below floor cut", named_pass=False),
-        best.but("no names query", names_query=False),
+        best.but("no names query", names_query=False)
+        if best.names_query
+        else best.but("names query", names_query=True),
         best.but("sentence queries (8)", sentences=8),
         best.but("rank by reciprocal rank", rank="rrf"),
         best.but("first stage 150", first_stage=150),

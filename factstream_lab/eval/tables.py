@@ -18,9 +18,11 @@ __all__ = [
     "RENDERERS",
     "clark_markdown",
     "floor_markdown",
+    "locomo_markdown",
     "multihop_lm_markdown",
     "multihop_markdown",
     "render",
+    "subject_check_markdown",
     "temporal_lm_markdown",
     "temporal_markdown",
     "update_retrieval_default_markdown",
@@ -289,6 +291,75 @@ def multihop_lm_markdown(results: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def locomo_markdown(results: Sequence[Mapping[str, Any]]) -> str:
+    """``factstream eval locomo`` results: one row per knowledge base and category."""
+    [r] = results
+    rows = []
+    for kb, data in r["kbs"].items():
+        for name, c in data["categories"].items():
+            time = ""
+            if name == "2":
+                t = c["time"]
+                time = f"{t['resolved']}/{t['gold_readable']} ({_pct(c['time_resolved'])})"
+            rows.append(
+                (
+                    kb,
+                    name if name == "all" else f"{name} {c['name']}",
+                    c["with_evidence"],
+                    _pct(c["evidence_recall_at_5"]),
+                    _pct(c["evidence_recall_at_10"]),
+                    _pct(c["modes"]["multi_hop"]["at_10"]),
+                    time,
+                )
+            )
+    sliced = r["slice"]
+    lines = [
+        f"Conversations {', '.join(r['conversations'])}: {sliced['questions']} questions, "
+        f"sessions {sliced['sessions'] or 'all'}, documents {sliced['limit'] or 'all'}; "
+        f"top {r['retrieval']['top_k']}, embeddings {r['embed_model'].split('/')[-1]}.",
+        "",
+        *_table(
+            ["kb", "category", "with evidence", "recall@5", "recall@10", "multi_hop @10", "time"],
+            rows,
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _counted(share: Mapping[str, Any]) -> str:
+    if share["share"] is None:
+        return "-"
+    return f"{share['counted']:,} / {share['total']:,} ({share['share']:.1%})"
+
+
+def subject_check_markdown(reports: Sequence[Mapping[str, Any]]) -> str:
+    """``factstream eval subject-check --json`` output: one row per test, the rule last."""
+    [report] = reports
+    rows = [
+        (
+            f"`{v['name']}`",
+            _counted(v["supersessions_passed"]),
+            _counted(v["scored_passed"]),
+            _counted(v["wrong_refused"]),
+            _counted(v["demo_wrong_refused"]),
+        )
+        for v in report["variants"]
+    ]
+    header = [
+        "test",
+        "supersessions passed",
+        "of those, stale fact in the KB",
+        "wrong invalidations refused",
+        "demo: wrong refused",
+    ]
+    lines = [
+        f"{report['documents']} documents, {report['triples']} triples.",
+        "",
+        *_table(header, rows),
+    ]
+    return "\n".join(lines) + "\n"
+
+
 RENDERERS: dict[str, Callable[[Sequence[Any]], str]] = {
     "floor": floor_markdown,
     "update-retrieval": update_retrieval_markdown,
@@ -299,6 +370,8 @@ RENDERERS: dict[str, Callable[[Sequence[Any]], str]] = {
     "temporal-lm": temporal_lm_markdown,
     "multihop": multihop_markdown,
     "multihop-lm": multihop_lm_markdown,
+    "locomo": locomo_markdown,
+    "subject-check": subject_check_markdown,
 }
 
 

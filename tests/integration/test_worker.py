@@ -98,7 +98,7 @@ async def test_reinforce_invalidate_rewrite_and_add(stack_factory: StackFactory)
         "desk",
         "doc-2",
         "Mike Lawler was sworn in to Congress as a United States representative. He still "
-        "lives in Pearl River.",
+        "lives in Pearl River, no longer in Albany.",
         30,
     )
     await stack.publish([second])
@@ -208,7 +208,7 @@ async def test_order_within_a_namespace_and_parallel_namespaces(
     stack = await stack_factory(decisions)
     stack.start_worker()
     await stack.publish(
-        [doc(slow, f"doc-a{i}", f"step {i}", i) for i in range(5)]
+        [doc(slow, f"doc-a{i}", f"Step {i}", i) for i in range(5)]
         + [doc(fast, f"doc-b{i}", f"task {i}", i) for i in range(3)]
     )
     await stack.wait_outcomes(8, timeout_s=180)

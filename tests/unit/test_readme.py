@@ -73,6 +73,8 @@ def test_evaluation_tables_are_the_named_results_files() -> None:
         "temporal-lm",
         "multihop",
         "multihop-lm",
+        "locomo",
+        "subject-check",
     }
     for page, named, quoted in blocks:
         kind, files = named.split(":", 1)

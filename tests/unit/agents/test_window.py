@@ -103,7 +103,8 @@ class Run:
         self.lm = SlowLM(decisions, 0.01, **lm)
         self.metrics = Metrics.create()
         self.embedder = TextRecorder()
-        clients = Clients(self.metrics, self.store, self.embedder, self.lm, TaskRunner(self.lm))
+        runner = TaskRunner(self.lm, metrics=self.metrics.lm)
+        clients = Clients(self.metrics, self.store, self.embedder, self.lm, runner)
         editor = EditorSettings(min_similarity=-1.0, window=window)
         self.editor = Editor(clients, self.publisher, editor, Settings().worker)  # type: ignore[arg-type]
         self.reads: list[int] = []
@@ -310,3 +311,31 @@ async def test_documents_are_embedded_ahead_once_each() -> None:
     # document's facts were (by the materializer, at its commit).
     first_fact = min(i for i, text in enumerate(texts) if text not in documents)
     assert max(texts.index(text) for text in documents) < first_fact
+
+
+async def test_the_window_makes_false_only_facts_a_document_names() -> None:
+    # The LM finds Emmert's fact outdated in every document after the first; only the one
+    # that names him may close it. In the window the Creighton article is decided before
+    # the fact exists and again once the seed's commit adds it (its candidates changed).
+    emmert = "Emmert is the president of the NCAA."
+    decisions = Decisions(extract={"[seed]": [emmert]}, outdated={"president of the NCAA": None})
+    values = [
+        document(0, "[seed] Mark Emmert leads the NCAA."),
+        document(1, "Creighton Bluejays guard Alex O'Connell drives against Butler."),
+        document(2, "Butler Bulldogs guard Jair Bolden scores 20 against Creighton."),
+        document(3, "Mark Emmert steps down after 12 years."),
+    ]
+    serial, windowed = Run(decisions, 1), Run(decisions, 4)
+    await serial.feed(list(values))
+    await windowed.feed(list(values))
+    assert windowed.publisher.comparable() == serial.publisher.comparable()
+    ops = [[(e.op.value, e.document_id) for e in batch] for batch in windowed.publisher.batches]
+    assert ops == [[("add", "d0")], [("close", "d3")]]
+    for run in (serial, windowed):
+        refused = {"task": "classify_facts", "model": run.lm.model, "reason": "not_about"}
+        assert run.sample("factstream_lm_refused_total", **refused) == 2
+    assert (
+        windowed.sample("factstream_redecisions_total", reason="added", at="early")
+        + (windowed.sample("factstream_redecisions_total", reason="added", at="commit"))
+        > 0
+    )

@@ -8,7 +8,9 @@ from factstream.edit.pipeline import EditPlan, PlannedEdit, bound_problem
 from factstream.topics.records import DecidedBy, Document, EditOp
 
 BY = DecidedBy(model="m", prompt_version="p.v1")
-DOC = Document(id="d", namespace="desk", kind="article", timestamp=T, text="News.")  # type: ignore[arg-type]
+DOC = Document(
+    id="d", namespace="desk", kind="article", timestamp=T, text="Fact a, b and c are news."
+)  # type: ignore[arg-type]
 
 
 def plan(*edits: tuple[EditOp, str | None], over_limit: bool = False) -> EditPlan:

@@ -37,7 +37,7 @@ async def test_add_then_invalidate_rewrite_and_reinforce() -> None:
     second = await h.feed(
         doc(
             "Mike Lawler was sworn in to Congress as a United States representative; he lives "
-            "in Pearl River.",
+            "in Pearl River, no longer in Albany.",
             20,
             "d2",
         )

@@ -54,6 +54,7 @@ async def test_the_queries_of_a_document_are_searched_at_once_with_the_same_cand
     for store in (overlapping, plain):
         await _fill(store, embedder, FACTS)
     how = Retrieval.from_settings(EditorSettings(top_k=3, min_similarity=-1.0))
+    how = how.but("with the names query", names_query=True)
     where = Where(NS, None)
     title = "Council chooses again"  # a query of its own; the names make a third (BM25)
     hits = await editor_candidates(overlapping, embedder, where, DOC, how, title=title)

@@ -1,7 +1,8 @@
-"""How many candidates the Weaviate store asks for and reads (issue 26): ``top_k`` where the
-server's filter is exact (facts true now), ``overfetch`` per hit where it is a superset
-(as of a past time), more when too few pass the exact checks, and no record parsed past
-the ``top_k``-th hit. On a stand-in for the client that answers from a list in order."""
+"""How many candidates the Weaviate store asks for and reads (issues 26 and 37): ``top_k``
+where the server's filter is exact (facts true now), a quarter more as of a time (a superset
+only by facts changed after it), ``overfetch`` per hit for entities, more when too few pass
+the exact checks, and no record parsed past the ``top_k``-th hit. On a stand-in for the
+client that answers from a list in order."""
 
 from __future__ import annotations
 
@@ -74,10 +75,15 @@ async def test_facts_true_now_ask_for_top_k_and_parse_no_record_past_it() -> Non
     assert candidates.limits == [TOP_K]
 
 
-async def test_facts_as_of_a_time_ask_for_overfetch_per_hit() -> None:
+async def test_facts_as_of_a_time_ask_for_a_quarter_more_than_top_k() -> None:
     store, candidates = _store([_true(i) for i in range(20)])
     assert await _search(store, as_of=day(5)) == ["t0", "t1", "t2"]
-    assert candidates.limits == [TOP_K * OVERFETCH]
+    assert candidates.limits == [TOP_K + 1]
+    store, candidates = _store([_true(i) for i in range(100)])
+    hits = await store.search(
+        "desk-a", "q", [1.0, 0.0], as_of=day(5), top_k=50, min_similarity=-1.0, alpha=0.75
+    )
+    assert len(hits) == 50 and candidates.limits == [62]
 
 
 @pytest.mark.parametrize("as_of", [None, day(5)])
@@ -86,7 +92,7 @@ async def test_too_few_passing_the_exact_check_asks_again_for_more(as_of: Any) -
     objects = [_false(i) for i in range(TOP_K * OVERFETCH)] + [_true(i) for i in range(5)]
     store, candidates = _store(objects)
     assert await _search(store, as_of) == ["t0", "t1", "t2"]
-    first = TOP_K if as_of is None else TOP_K * OVERFETCH
+    first = TOP_K if as_of is None else TOP_K + 1
     assert candidates.limits[0] == first and len(candidates.limits) > 1
     assert candidates.limits == sorted(candidates.limits)
 

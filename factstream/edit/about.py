@@ -1,0 +1,153 @@
+"""A document changes only what it is about: the check before a fact is made false.
+
+Before an invalidation, a close or a rewrite is applied (docs/design.md section 4, step
+2), the document must name the fact: one of the entities the fact is indexed under
+(``store.entities.fact_entities``: its structured subject and object, else the name its
+text opens with and the other names in it), in one of the forms the entity index resolves
+to that entity (``text.names.aliases``: the name, its head, a person's surname, an
+acronym, a monarch's name), or in those of the name without a suffix ("Jr.", "III"). A
+decision that fails is refused: the fact keeps its truth (``edit.pipeline`` logs and
+counts it, and ``bound_problem`` refuses a finished plan that breaks the rule).
+
+No LM and no list of entities: names are compared on folded text (accents, possessive
+"'s", apostrophes, hyphens and punctuation aside). A form of one word must keep its
+capital (the surname "Good" is not the word "good"); a form of several words may be in any
+case ("KING CHARLES III", "Danielle De Francesco"). The document is its text and title;
+without a title, the words of its source URL's slug (``text.names.document_title``) count,
+in any case, with the "s" a slug keeps of a possessive ("maggie-coles-lysters-...").
+
+Forms without a capital ("member", the head of "member of the Virginia House of
+Delegates") and lone common words ("This", "The") name nothing, except a structured
+subject written in lower case (a handle: "autimatic"). A fact that names nothing ("The
+mayor is person 3.") gives the check nothing to look for and is not checked.
+
+Measured on CLARK-News (``factstream eval subject-check``, docs/evaluation.md).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from factstream.edit.grounding import COMMON_OPENERS
+from factstream.store.entities import fact_entities
+from factstream.text.names import aliases, document_title
+from factstream.topics.records import Fact
+
+__all__ = [
+    "ABOUT_REASONS",
+    "AboutReason",
+    "DocumentNames",
+    "NotAbout",
+    "check_about",
+    "fact_names",
+    "forms",
+]
+
+AboutReason = Literal["not_about"]
+ABOUT_REASONS: tuple[AboutReason, ...] = ("not_about",)
+
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
+_APOSTROPHE = re.compile(r"['’‘`]")
+_NON_WORD = re.compile(r"[\W_]+")
+_SUFFIX = re.compile(r",?\s+(?:Jr\.?|Sr\.?|[IVX]+)$")
+
+
+@dataclass(frozen=True)
+class NotAbout:
+    """Why a document may not make a fact false: it names none of the fact's entities.
+
+    Attributes:
+        reason: A bounded metric label, one of :data:`ABOUT_REASONS`.
+        names: The fact's names the document was searched for (subject first).
+    """
+
+    reason: AboutReason
+    names: tuple[str, ...]
+
+    @property
+    def detail(self) -> str:
+        """The names, for the log."""
+        return "; ".join(self.names)
+
+
+def _fold(text: str) -> str:
+    """``text`` without accents, possessives, apostrophes or punctuation, padded by spaces."""
+    plain = unicodedata.normalize("NFKD", text)
+    plain = "".join(ch for ch in plain if not unicodedata.combining(ch))
+    plain = _APOSTROPHE.sub("", _POSSESSIVE.sub("", plain))
+    return f" {' '.join(_NON_WORD.sub(' ', plain).split())} "
+
+
+def _is_name(form: str) -> bool:
+    """Whether ``form`` can name something: a capital in it, and not a lone common word."""
+    if not any(ch.isupper() for ch in form):
+        return False
+    return len(form.split()) > 1 or form.strip().casefold() not in COMMON_OPENERS
+
+
+@lru_cache(maxsize=16_384)  # a pure function of names that recur across documents
+def forms(name: str, *, subject: bool = False) -> tuple[str, ...]:
+    """The folded forms under which a document names ``name`` (its aliases, and those of
+    the name without a suffix), names only; a ``subject`` counts as written even without
+    a capital (a handle: "autimatic"), as an alias does, from two characters up. Empty:
+    ``name`` names nothing."""
+    name = name.strip()
+    found = {f for f in aliases(name) | aliases(_SUFFIX.sub("", name)) if _is_name(f)}
+    if subject and len(name) >= 2 and name.casefold() not in COMMON_OPENERS:
+        found.add(name)
+    return tuple(sorted({_fold(f) for f in found} - {" ", "  "}))
+
+
+def _entities(fact: Fact) -> list[tuple[str, tuple[str, ...]]]:
+    """Each entity ``fact`` is indexed under, subject first, with its forms (none: left out)."""
+    entities = fact_entities(fact)
+    found = [(entities.subject, forms(entities.subject, subject=True))] if entities.subject else []
+    found += [(name, forms(name)) for name in dict.fromkeys(entities.objects)]
+    return [(name, named) for name, named in found if named]
+
+
+def fact_names(fact: Fact) -> tuple[str, ...]:
+    """The names the check looks for before a document may make ``fact`` false (none: the
+    fact is not checked)."""
+    return tuple(name for name, _ in _entities(fact))
+
+
+class DocumentNames:
+    """A document as names are looked for in it: its text and title, or its URL's slug."""
+
+    def __init__(self, text: str, title: str | None = None, source: str | None = None) -> None:
+        self._text = _fold(f"{text}\n{title or ''}")
+        self._lower = self._text.casefold()
+        slug = None if title and title.strip() else document_title(None, source)
+        self._slug = _fold(slug).casefold() if slug else ""
+
+    def has(self, form: str) -> bool:
+        """Whether the document has the folded ``form`` (one of ``forms``)."""
+        lower = form.casefold()
+        if form in self._text or (form.count(" ") > 2 and lower in self._lower):
+            return True
+        return bool(self._slug) and (lower in self._slug or f"{lower[:-1]}s " in self._slug)
+
+    def names(self, name: str, *, subject: bool = False) -> bool:
+        """Whether the document names ``name`` in any of its ``forms``."""
+        return any(self.has(form) for form in forms(name, subject=subject))
+
+    def about(self, fact: Fact) -> NotAbout | None:
+        """Why the document may not make ``fact`` false, or None when it names one of the
+        fact's entities or the fact names none."""
+        entities = _entities(fact)
+        if not entities or any(self.has(form) for _, named in entities for form in named):
+            return None
+        return NotAbout("not_about", tuple(name for name, _ in entities))
+
+
+def check_about(
+    fact: Fact, text: str, *, title: str | None = None, source: str | None = None
+) -> NotAbout | None:
+    """Why a document (its ``text``, ``title`` and ``source`` URL) may not make ``fact``
+    false, or None when it names one of the fact's entities or the fact names none."""
+    return DocumentNames(text, title, source).about(fact)

@@ -1,0 +1,1 @@
+"""`factstream eval locomo`: LoCoMo conversations, evidence recall and time resolved."""
