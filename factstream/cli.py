@@ -1,8 +1,8 @@
 """The `factstream` command line: the root app, its command groups, and its one error handler.
 
-Each subsystem keeps its commands beside it (``ops/commands.py``, ``agents/commands.py``,
-``api/commands.py``, ``feeds/commands.py``, ``consumer/commands.py``, ``mirror/commands.py``,
-``placement/commands.py``); a FactstreamError from any of them ends here as
+Each subsystem keeps its commands beside it (``ops/commands.py``, ``ops/dlq_commands.py``,
+``agents/commands.py``, ``api/commands.py``, ``feeds/commands.py``, ``consumer/commands.py``,
+``mirror/commands.py``, ``placement/commands.py``); a FactstreamError from any of them ends here as
 ``error: <message>`` and exit code 1.
 
 Other packages add commands through the ``factstream.commands`` entry-point group: each entry
@@ -27,6 +27,7 @@ from factstream.errors import FactstreamError
 from factstream.feeds.commands import feeds_app
 from factstream.mirror.commands import mirror_app
 from factstream.ops.commands import ops_app
+from factstream.ops.dlq_commands import dlq_app
 from factstream.placement.commands import placement_app
 
 __all__ = ["COMMANDS_GROUP", "app", "main", "register_plugins"]
@@ -58,6 +59,7 @@ app.add_typer(feeds_app, name="feeds")
 app.add_typer(changelog_app, name="changelog")
 app.add_typer(mirror_app, name="mirror")
 app.add_typer(placement_app, name="placement")
+app.add_typer(dlq_app, name="dlq")
 
 
 def register_plugins(root: typer.Typer) -> None:

@@ -10,6 +10,7 @@ FactstreamError
 │   └── ServiceStartFailed       the process died or never became ready (log, its tail)
 ├── LMError                      the LM server, or what it answered
 │   ├── LMConfigError            the backend cannot be determined or is misconfigured
+│   │   └── SchemaUnsupported *  a prompt schema the llama.cpp grammar cannot enforce
 │   ├── LMUnavailable            unreachable or timing out, past retries or the outage limit
 │   ├── LMServerError            kept answering 5xx or 429 after every retry
 │   ├── LMRequestRejected        refused the request (4xx): bad schema, context too long ...
@@ -27,6 +28,7 @@ FactstreamError
 │   ├── FeedListError *          the feed list cannot be read or does not validate
 │   ├── FeedFetchError *         a feed could not be fetched (its kind: 429, 5xx, too large ...)
 │   └── FeedParseError *         the body is not an RSS or Atom feed
+├── DeadLetterNotFound *         no dead letter at that PARTITION:OFFSET of the dead-letter topic
 ├── WorkerGone *                 the worker exited while documents still waited to be edited in
 ├── PlacementError *             the placement map cannot be read or does not fit the topic
 ├── AccessError                  API keys and the namespaces they may use

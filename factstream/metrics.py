@@ -105,6 +105,19 @@ class LMMetrics(_Group):
         "task model reason",
         "LM retries by reason (connection, timeout, server_error, rate_limited, invalid_output).",
     )
+    invalid_outputs: Counter = _counter(
+        "factstream_lm_invalid_outputs",
+        "task model kind",
+        "LM answers the task could not use as they came, by task and kind: json (not JSON), "
+        "schema (JSON of the wrong shape), check (broke the prompt's rules), cut_off (stopped "
+        "at the token limit). Each is asked again, up to FACTSTREAM_LM_OUTPUT_ATTEMPTS.",
+    )
+    repaired: Counter = _counter(
+        "factstream_lm_repaired",
+        "task model kind",
+        "LM answers repaired instead of asked again, by task and kind: control_characters "
+        "(raw control characters inside JSON strings, escaped).",
+    )
     refused: Counter = _counter(
         "factstream_lm_refused",
         "task model reason",

@@ -39,13 +39,15 @@ def demo(
 
     from factstream.mirror.store import RoundResult
     from factstream_lab.demo.mirror import mirror_lines
-    from factstream_lab.demo.run import DEFAULT_DEMO_DATA, run_demo
+    from factstream_lab.demo.run import DEFAULT_DEMO_DATA, log_to_file, run_demo
     from factstream_lab.demo.story import story_lines
+    from factstream_lab.demo.summary import lm_line, outcome_line
     from factstream_lab.stack import manager
     from factstream_lab.stack.progress import cache_banner, console_progress
 
     settings, data = load_settings(), data or DEFAULT_DEMO_DATA
     namespace = f"demo-{datetime.now(UTC):%Y%m%d-%H%M%S}"
+    log = log_to_file(settings.local.cache_dir / "logs" / "demo.log")
     console.print(cache_banner(settings.local.cache_dir))
     with console_progress(console) as progress:
         # PostgreSQL too: the mirror runs beside the worker.
@@ -73,9 +75,18 @@ def demo(
     ops = ", ".join(f"{op} {n}" for op, n in sorted(result.ops.items())) or "none"
     console.print(
         f"{result.published.published} documents in {result.seconds:.0f}s; {len(result.facts)} "
-        f"facts ({sum(f.truth for f in result.facts)} true); edits by op: {ops}"
+        f"facts ({sum(f.truth for f in result.facts)} true); edits by op: {ops}",
+        markup=False,
     )
-    console.print(f"worker log: {result.worker_log}")
+    console.print(outcome_line(result.outcomes, result.dead_letters), markup=False)
+    if result.dead_letters:
+        console.print(
+            f"  see them: factstream dlq list -n {namespace}; replay them: "
+            f"factstream dlq replay --all -n {namespace}",
+            markup=False,
+        )
+    console.print(lm_line(result.lm, result.published.published), markup=False)
+    console.print(f"worker log: {result.worker_log}; demo log: {log}", markup=False)
     for line in story_lines(result.story):
         console.print(line, markup=False, soft_wrap=True)
     audit = result.audit

@@ -8,9 +8,11 @@ which fields carry a constraint, and tests pin the request body byte for byte.
   ``{"type": "json_schema", ...}``, which every vLLM version with structured outputs reads.
   Choices go in ``structured_outputs: {"choice": [...]}`` (vLLM >= 0.11; the older
   ``guided_choice`` was deprecated in 0.10.2 and removed in 0.12).
-- llama-cpp-python's server: JSON schemas go in ``response_format``
-  ``{"type": "json_object", "schema": ...}`` (it answers 500 to ``json_schema``); choices go
-  in its ``grammar`` field as GBNF alternatives.
+- llama.cpp (llama-cpp-python's server, or llama.cpp's own): JSON schemas go in its
+  ``grammar`` field as the GBNF grammar :mod:`factstream.lm.grammar` writes, choices as GBNF
+  alternatives. Not ``response_format {"type": "json_object", "schema": ...}``:
+  llama-cpp-python converts that schema with string characters ``[^"\\]``, which admit raw
+  control characters no JSON parser reads (and it answers 500 to ``json_schema``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from factstream.errors import LMConfigError
+from factstream.lm.grammar import json_schema_grammar
 from factstream.prompts.models import Choice, Constraint, JsonSchema
 
 __all__ = [
@@ -89,7 +92,7 @@ class VLLMBackend:
 
 @dataclass(frozen=True)
 class LlamaCppBackend:
-    """llama-cpp-python's OpenAI-compatible server (``python -m llama_cpp.server``)."""
+    """llama.cpp's OpenAI-compatible server (``python -m llama_cpp.server``, ``llama-server``)."""
 
     @property
     def name(self) -> str:
@@ -100,7 +103,7 @@ class LlamaCppBackend:
             case None:
                 return {}
             case JsonSchema(schema=schema):
-                return {"response_format": {"type": "json_object", "schema": dict(schema)}}
+                return {"grammar": json_schema_grammar(schema)}
             case Choice(options=options):
                 return {"grammar": gbnf_choice(options)}
         raise TypeError(f"unknown constraint {constraint!r}")  # pragma: no cover

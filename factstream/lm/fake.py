@@ -13,14 +13,15 @@ from factstream.lm.base import Completion, CompletionRequest, TokenSink, Usage
 
 __all__ = ["Reply", "ScriptedLM"]
 
-Reply = str | Exception | Callable[[CompletionRequest], str]
+Reply = str | Completion | Exception | Callable[[CompletionRequest], str]
 
 
 class ScriptedLM:
     """Answers each request with the next scripted reply.
 
-    A reply is a string (the completion text), an exception (raised), or a function of the
-    request returning the text. Usage is counted in whitespace-separated words.
+    A reply is a string (the completion text), a Completion (returned as it is: a finish
+    reason of its own), an exception (raised), or a function of the request returning the
+    text. Usage is counted in whitespace-separated words.
 
     Args:
         replies: The script, consumed in order; running out raises AssertionError.
@@ -48,6 +49,8 @@ class ScriptedLM:
         reply = self._replies.popleft()
         if isinstance(reply, Exception):
             raise reply
+        if isinstance(reply, Completion):
+            return reply
         text = reply if isinstance(reply, str) else reply(request)
         prompt_words = sum(len(m.content.split()) for m in request.messages)
         return Completion(text, Usage(prompt_words, len(text.split())), self._model, "stop")

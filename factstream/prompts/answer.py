@@ -154,15 +154,12 @@ def check_free(ctx: AnswerFreeContext, answer: QuestionAnswer) -> None:
         raise ConstraintBroken("the answer is blank")
 
 
-_BUDGET = 48 + _REASONING_MAX_CHARS + _ANSWER_MAX_CHARS  # worst case one token per character
-
 CHOICE_V1: Prompt[AnswerChoiceContext, QuestionAnswer] = Prompt(
     name="answer_choice",
     version="v1",
     messages=answer_choice_v1,
     response_model=QuestionAnswer,
     constraint=lambda ctx: _schema({"type": "string", "enum": list(ctx.choices)}),
-    max_tokens=lambda _ctx: _BUDGET,
     check=check_choice,
 )
 
@@ -174,7 +171,6 @@ FREE_V1: Prompt[AnswerFreeContext, QuestionAnswer] = Prompt(
     constraint=lambda _ctx: _schema(
         {"type": "string", "minLength": 1, "maxLength": _ANSWER_MAX_CHARS}
     ),
-    max_tokens=lambda _ctx: _BUDGET,
     check=check_free,
 )
 

@@ -152,7 +152,6 @@ V1: Prompt[ClassifyFactContext, FactJudgement] = Prompt(
     response_model=FactJudgement,
     constraint=lambda _ctx: _V1_SCHEMA,
     # Worst case one token per character: the JSON closes before the budget ends.
-    max_tokens=lambda _ctx: 48 + _REASONING_MAX_CHARS,
     check=_allowing(LABELS),
 )
 
@@ -162,7 +161,6 @@ V2: Prompt[ClassifyFactContext, FactJudgement] = Prompt(
     messages=classify_fact_v2,
     response_model=FactJudgement,
     constraint=lambda _ctx: _V2_CHOICE,
-    max_tokens=lambda _ctx: 8,
     check=_allowing(LABELS),
     parse=_parse_label,
 )
@@ -173,7 +171,6 @@ V3: Prompt[ClassifyFactContext, FactJudgement] = Prompt(
     messages=classify_fact_v3,
     response_model=FactJudgement,
     constraint=lambda _ctx: _V3_SCHEMA,
-    max_tokens=lambda _ctx: 48 + _REASONING_MAX_CHARS,
     check=_allowing(LABELS_V3),
 )
 

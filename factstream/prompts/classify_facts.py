@@ -157,10 +157,6 @@ def _check_indices(ctx: ClassifyFactsContext, answer: FactLabels) -> None:
         )
 
 
-def _max_tokens(ctx: ClassifyFactsContext) -> int:
-    return 32 + 24 * len(ctx.facts)
-
-
 def labels_in_order(answer: FactLabels) -> list[Label]:
     """The labels by fact index (after ``check_labels`` passed)."""
     return [e.label for e in sorted(answer.labels, key=lambda e: e.fact)]
@@ -172,7 +168,6 @@ V1: Prompt[ClassifyFactsContext, FactLabels] = Prompt(
     messages=classify_facts_v1,
     response_model=FactLabels,
     constraint=_schema,
-    max_tokens=_max_tokens,
     check=check_labels,
 )
 
@@ -224,7 +219,6 @@ V2: Prompt[ClassifyFactsContext, FactLabels] = Prompt(
     messages=classify_facts_v2,
     response_model=FactLabels,
     constraint=_schema_v2,
-    max_tokens=lambda ctx: 16 + 8 * len(ctx.facts),
     check=check_labels,
     parse=_parse_v2,
 )
@@ -254,7 +248,6 @@ V3: Prompt[ClassifyFactsContext, FactLabels] = Prompt(
     messages=classify_facts_v3,
     response_model=FactLabels,
     constraint=lambda ctx: _schema(ctx, LABELS_V3),
-    max_tokens=_max_tokens,
     check=check_labels_v3,
 )
 

@@ -44,10 +44,10 @@ from factstream.prompts.models import (
     strict_object,
 )
 from factstream.prompts.structured import (
+    FACT_FRAME_CHARS,
     FACT_JSON,
     FIELD_RULES,
     StructuredFact,
-    fact_max_tokens,
     fact_problems,
     fact_schema,
     salvage_fact,
@@ -69,6 +69,16 @@ __all__ = [
 
 DEFAULT_MAX_FACTS = 8
 _FACT_MAX_CHARS = 200
+# What a document can state, from its length (the schema's lengths and the completion
+# budget follow it; a short document needs neither eight facts nor 200 characters each):
+# a fact names a subject, a relation and an object, about 25 characters of its document;
+_CHARS_PER_FACT = 25
+# a fact's text is the document's words and the names its references resolve to;
+_NAMING_CHARS = 60
+# the texts restate the document about twice over (references written out, one subject
+# per fact), and a structured fact's subject, relation, object and time restate it once more.
+_RESTATED_TEXTS = 2
+_RESTATED = _RESTATED_TEXTS + 1
 
 
 class ExtractFactsContext(BaseModel):
@@ -78,6 +88,17 @@ class ExtractFactsContext(BaseModel):
 
     document: DocumentView
     max_facts: int = Field(DEFAULT_MAX_FACTS, ge=1, le=64)
+
+    @property
+    def facts_expected(self) -> int:
+        """The most facts the document's length suggests (one per ``_CHARS_PER_FACT``
+        characters), up to ``max_facts``: the budget's count; the schema allows ``max_facts``."""
+        return min(self.max_facts, -(-len(self.document.body) // _CHARS_PER_FACT))
+
+    @property
+    def text_max_chars(self) -> int:
+        """The longest fact text: the document's length and the names it resolves, up to 200."""
+        return min(_FACT_MAX_CHARS, len(self.document.body) + _NAMING_CHARS)
 
 
 class ExtractedFacts(BaseModel):
@@ -126,7 +147,7 @@ def _schema(ctx: ExtractFactsContext) -> JsonSchema:
         {
             "facts": {
                 "type": "array",
-                "items": {"type": "string", "minLength": 1, "maxLength": _FACT_MAX_CHARS},
+                "items": {"type": "string", "minLength": 1, "maxLength": ctx.text_max_chars},
                 "maxItems": ctx.max_facts,
             }
         },
@@ -147,8 +168,8 @@ def _check_texts(ctx: ExtractFactsContext, texts: list[str]) -> None:
     if any(not text.strip() for text in texts):
         raise ConstraintBroken("a fact is blank")
     longest = max((len(text) for text in texts), default=0)
-    if longest > _FACT_MAX_CHARS:
-        raise ConstraintBroken(f"a fact of {longest} characters; at most {_FACT_MAX_CHARS}")
+    if longest > ctx.text_max_chars:
+        raise ConstraintBroken(f"a fact of {longest} characters; at most {ctx.text_max_chars}")
 
 
 V1: Prompt[ExtractFactsContext, ExtractedFacts] = Prompt(
@@ -157,9 +178,8 @@ V1: Prompt[ExtractFactsContext, ExtractedFacts] = Prompt(
     messages=extract_facts_v1,
     response_model=ExtractedFacts,
     constraint=_schema,
-    # Worst case one token per character, plus JSON punctuation.
-    max_tokens=lambda ctx: 16 + ctx.max_facts * (_FACT_MAX_CHARS + 4),
     check=check_facts,
+    answer_chars=lambda ctx: 16 + 3 * ctx.facts_expected + _RESTATED_TEXTS * len(ctx.document.body),
 )
 
 
@@ -193,11 +213,17 @@ def extract_facts_v2(ctx: ExtractFactsContext) -> list[Message]:
 def _schema_v2(ctx: ExtractFactsContext) -> JsonSchema:
     facts = {
         "type": "array",
-        "items": fact_schema(_FACT_MAX_CHARS),
+        "items": fact_schema(ctx.text_max_chars, len(ctx.document.body)),
         "minItems": 1,
         "maxItems": ctx.max_facts,
     }
     return strict_object("structured_facts", {"facts": facts})
+
+
+def _structured_answer_chars(ctx: ExtractFactsContext) -> int:
+    """What a structured answer to this document needs: each fact's frame, and strings that
+    restate the document ``_RESTATED`` times."""
+    return 16 + ctx.facts_expected * (FACT_FRAME_CHARS + 1) + _RESTATED * len(ctx.document.body)
 
 
 def check_structured_facts(ctx: ExtractFactsContext, answer: StructuredFacts) -> None:
@@ -234,10 +260,10 @@ V2: Prompt[ExtractFactsContext, StructuredFacts] = Prompt(
     messages=extract_facts_v2,
     response_model=StructuredFacts,
     constraint=_schema_v2,
-    max_tokens=lambda ctx: 16 + ctx.max_facts * fact_max_tokens(_FACT_MAX_CHARS),
     check=check_structured_facts,
     salvage=salvage_structured_facts,
     salvage_at_once=True,
+    answer_chars=_structured_answer_chars,
 )
 
 _SYSTEM_V3 = f"""You extract facts from a conversation for a knowledge base.

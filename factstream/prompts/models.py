@@ -124,8 +124,9 @@ class Prompt(Generic[C, R]):
         version: Version tag (``v1``); ``id`` is ``name.version``.
         messages: ``(context) -> list[Message]``.
         response_model: The pydantic model the answer parses into.
-        constraint: ``(context) -> Constraint`` the server must enforce.
-        max_tokens: ``(context) -> int``, the completion budget.
+        constraint: ``(context) -> Constraint`` the server must enforce; it also bounds the
+            completion budget (``factstream.lm.budget``), so every string in a schema has a
+            ``maxLength`` and every array a ``maxItems``.
         check: ``(context, parsed)``; raises ConstraintBroken when the answer breaks a rule.
         parse: ``(text) -> response``; default: JSON into ``response_model``.
         salvage: ``(context, parsed) -> Salvaged | None``: after the last attempt, what of an
@@ -133,6 +134,9 @@ class Prompt(Generic[C, R]):
         salvage_at_once: Salvage an answer that breaks ``check`` at the first attempt instead
             of asking again (where what is refused is a few fields: a retry costs a whole
             generation and small models rarely fix them); unsalvageable answers are retried.
+        answer_chars: ``(context) -> int``: the most characters an answer to this input
+            needs, where the input says more than the schema can (a short document states
+            little); None: the schema's bound alone sets the budget.
     """
 
     name: str
@@ -140,11 +144,11 @@ class Prompt(Generic[C, R]):
     messages: Callable[[C], list[Message]]
     response_model: type[R]
     constraint: Callable[[C], Constraint]
-    max_tokens: Callable[[C], int]
     check: Callable[[C, R], None] = field(default=_no_check)
     parse: Callable[[str], R] | None = None
     salvage: Callable[[C, R], Salvaged[R] | None] | None = None
     salvage_at_once: bool = False
+    answer_chars: Callable[[C], int] | None = None
 
     @property
     def id(self) -> str:

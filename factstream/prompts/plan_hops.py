@@ -91,7 +91,6 @@ PLAN_HOPS_V1: Prompt[PlanHopsContext, HopsPlan] = Prompt(
             },
         },
     ),
-    max_tokens=lambda _ctx: 32 + (1 + MAX_PLANNED_HOPS) * _PART_MAX_CHARS,
     check=check_hops,
 )
 

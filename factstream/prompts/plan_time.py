@@ -134,7 +134,6 @@ PLAN_TIME_V1: Prompt[PlanTimeContext, TimePlan] = Prompt(
             "event": {"type": "string", "maxLength": _EVENT_MAX_CHARS},
         },
     ),
-    max_tokens=lambda _ctx: 24 + _EVENT_MAX_CHARS,
     check=check_plan,
 )
 

@@ -99,7 +99,6 @@ V1: Prompt[RenderTurnContext, RenderedTurn] = Prompt(
     messages=render_turn_v1,
     response_model=RenderedTurn,
     constraint=lambda _ctx: _SCHEMA,
-    max_tokens=lambda _ctx: 16 + _TURN_MAX_CHARS,  # worst case one token per character
     check=check_rendered_turn,
 )
 

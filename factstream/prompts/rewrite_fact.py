@@ -31,7 +31,6 @@ from factstream.prompts.structured import (
     FACT_JSON,
     FIELD_RULES,
     StructuredFact,
-    fact_max_tokens,
     fact_problems,
     fact_schema,
     salvage_fact,
@@ -132,7 +131,6 @@ V1: Prompt[RewriteFactContext, Rewrite] = Prompt(
     messages=rewrite_fact_v1,
     response_model=Rewrite,
     constraint=lambda _ctx: _SCHEMA,
-    max_tokens=lambda _ctx: 16 + _FACT_MAX_CHARS,  # worst case one token per character
     check=check_rewrite,
 )
 
@@ -206,7 +204,6 @@ V2: Prompt[RewriteFactContext, StructuredRewrite] = Prompt(
     messages=rewrite_fact_v2,
     response_model=StructuredRewrite,
     constraint=_schema_v2,
-    max_tokens=lambda _ctx: 16 + fact_max_tokens(_FACT_MAX_CHARS),
     check=check_structured_rewrite,
     salvage=salvage_structured_rewrite,
     salvage_at_once=True,

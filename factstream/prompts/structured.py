@@ -30,6 +30,7 @@ time (:func:`default_interval`).
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ from factstream.temporal import (
 )
 
 __all__ = [
+    "FACT_FRAME_CHARS",
     "FACT_JSON",
     "FIELD_RULES",
     "OBJECT_TYPES",
@@ -58,7 +60,6 @@ __all__ = [
     "StructuredFact",
     "default_interval",
     "fact_interval",
-    "fact_max_tokens",
     "fact_problems",
     "fact_schema",
     "interval_or_default",
@@ -122,13 +123,36 @@ class StructuredFact(BaseModel):
         return any(p is not None for p in parts)
 
 
+# The characters of one structured fact (compact JSON) besides the text of its strings: keys,
+# quotes, the longest object type and both dates. A fact's answer is this and its strings.
+FACT_FRAME_CHARS = len(
+    json.dumps(
+        {
+            "text": "",
+            "subject": "",
+            "relation": "",
+            "object": "",
+            "object_type": max(OBJECT_TYPES, key=len),
+            "time": "",
+            "valid_from": "0000-00-00",
+            "valid_to": "0000-00-00",
+        },
+        separators=(",", ":"),
+    )
+)
+
+
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
     return {"anyOf": [schema, {"type": "null"}]}
 
 
-def fact_schema(text_max_chars: int) -> dict[str, Any]:
-    """The JSON schema of one structured fact whose text has at most ``text_max_chars``."""
-    part = _nullable({"type": "string", "minLength": 1, "maxLength": _PART_MAX_CHARS})
+def fact_schema(text_max_chars: int, time_max_chars: int = _TIME_MAX_CHARS) -> dict[str, Any]:
+    """The JSON schema of one structured fact whose text has at most ``text_max_chars``, and
+    its time expression at most ``time_max_chars`` (never more than 60); subject, relation
+    and object are no longer than the text."""
+    part_chars = min(_PART_MAX_CHARS, text_max_chars)
+    part = _nullable({"type": "string", "minLength": 1, "maxLength": part_chars})
+    time_chars = max(1, min(_TIME_MAX_CHARS, time_max_chars))
     day = _nullable({"type": "string", "pattern": f"^{_ISO_DATE.pattern}$"})
     properties = {
         "text": {"type": "string", "minLength": 1, "maxLength": text_max_chars},
@@ -136,16 +160,11 @@ def fact_schema(text_max_chars: int) -> dict[str, Any]:
         "relation": part,
         "object": part,
         "object_type": _nullable({"type": "string", "enum": list(OBJECT_TYPES)}),
-        "time": _nullable({"type": "string", "minLength": 1, "maxLength": _TIME_MAX_CHARS}),
+        "time": _nullable({"type": "string", "minLength": 1, "maxLength": time_chars}),
         "valid_from": day,
         "valid_to": day,
     }
     return dict(strict_object("fact", properties).schema)
-
-
-def fact_max_tokens(text_max_chars: int) -> int:
-    """Completion budget of one structured fact: one token per character, plus the keys."""
-    return text_max_chars + 3 * _PART_MAX_CHARS + _TIME_MAX_CHARS + 2 * 10 + 8 + 64
 
 
 @dataclass(frozen=True)

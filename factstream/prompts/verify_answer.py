@@ -70,7 +70,6 @@ VERIFY_ANSWER_V1: Prompt[VerifyAnswerContext, Verdict] = Prompt(
             "supported": {"type": "boolean"},
         },
     ),
-    max_tokens=lambda _ctx: 32 + _REASON_MAX_CHARS,
 )
 
 versions: dict[str, Prompt[VerifyAnswerContext, Verdict]] = {"v1": VERIFY_ANSWER_V1}

@@ -1,19 +1,26 @@
-"""Reads of the topics for people (the web console): follow the changelog, count a
-namespace's records on a topic, fetch one record by its position. All read_committed."""
+"""Reads of the topics for people (the web console, ``factstream dlq``): follow the
+changelog, read or count a topic's records, fetch one record by its position. All
+read_committed."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 
 from factstream.config import KafkaSettings
 from factstream.streams.admin import topic_partitions
 from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import FactEdit
 
-__all__ = ["assigned_reader", "count_keyed", "follow_changelog", "record_at"]
+__all__ = [
+    "assigned_reader",
+    "committed_records",
+    "count_keyed",
+    "follow_changelog",
+    "record_at",
+]
 
 
 @asynccontextmanager
@@ -56,10 +63,11 @@ async def follow_changelog(
             yield [edit for edit in edits if edit.namespace == namespace]
 
 
-async def count_keyed(kafka: KafkaSettings, name: TopicName, key: str) -> int:
-    """How many committed records of topic ``name`` carry ``key`` (a namespace), so far."""
+async def committed_records(
+    kafka: KafkaSettings, name: TopicName
+) -> AsyncIterator[ConsumerRecord[bytes, bytes]]:
+    """Every committed record of topic ``name`` so far, partition by partition, in order."""
     topic = topic_name(name, kafka.topic_prefix)
-    wanted, count = key.encode(), 0
     async with assigned_reader(kafka, topic) as (consumer, parts):
         ends: dict[TopicPartition, int] = await consumer.end_offsets(parts)
         starts: dict[TopicPartition, int] = await consumer.beginning_offsets(parts)
@@ -69,8 +77,14 @@ async def count_keyed(kafka: KafkaSettings, name: TopicName, key: str) -> int:
             consumer.seek(tp, starts[tp])
             while await consumer.position(tp) < ends[tp]:
                 batch = await consumer.getmany(tp, timeout_ms=1000)
-                count += sum(1 for r in batch.get(tp, []) if r.key == wanted)
-    return count
+                for record in batch.get(tp, []):
+                    yield record
+
+
+async def count_keyed(kafka: KafkaSettings, name: TopicName, key: str) -> int:
+    """How many committed records of topic ``name`` carry ``key`` (a namespace), so far."""
+    wanted = key.encode()
+    return sum([1 async for record in committed_records(kafka, name) if record.key == wanted])
 
 
 async def record_at(kafka: KafkaSettings, topic: str, partition: int, offset: int) -> bytes | None:

@@ -19,7 +19,7 @@ from aiokafka.errors import KafkaTimeoutError
 
 from factstream.config import KafkaSettings
 from factstream.streams.browse import assigned_reader
-from factstream.streams.producer import TransactionalProducer
+from factstream.streams.producer import Headers, TransactionalProducer
 from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import DeadLetter, Document, Fact, FactEdit, Record
 
@@ -81,6 +81,13 @@ class ChangelogPublisher:
     async def publish_documents(self, documents: Sequence[Document]) -> None:
         """Documents on ``factstream.documents``, keyed by namespace (this keeps their order)."""
         await self._send_all(TopicName.DOCUMENTS, [(d.namespace.encode(), d) for d in documents])
+
+    async def republish_documents(
+        self, records: Sequence[tuple[bytes | None, bytes, Headers]]
+    ) -> None:
+        """Documents as the bytes they first came as, under their first keys (dead letters
+        replayed), atomically."""
+        await self.sender.send_bytes_atomically(TopicName.DOCUMENTS, records)
 
     async def review(self, document: Document) -> None:
         """A document held back for a person (over the blast radius)."""

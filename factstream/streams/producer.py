@@ -13,9 +13,10 @@ from factstream.streams.placement import Placement
 from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import Record
 
-__all__ = ["Outgoing", "TransactionalProducer"]
+__all__ = ["Headers", "Outgoing", "TransactionalProducer"]
 
 Outgoing = tuple[TopicName, bytes | None, Record]  # topic, key, record
+Headers = list[tuple[str, bytes]]
 
 
 class TransactionalProducer:
@@ -64,3 +65,18 @@ class TransactionalProducer:
                 if name is TopicName.DOCUMENTS:
                     partition = await self._placement.for_send(self.producer, topic, key)
                 await self.producer.send(topic, record.to_bytes(), key=key, partition=partition)
+
+    async def send_bytes_atomically(
+        self, name: TopicName, records: Sequence[tuple[bytes | None, bytes, Headers]]
+    ) -> None:
+        """Records given as their bytes (key, value, headers) in one transaction, in order:
+        a record sent again exactly as it first came (a dead letter replayed)."""
+        topic = topic_name(name, self._prefix)
+        async with self._lock, self.producer.transaction():
+            for key, value, headers in records:
+                partition = None
+                if name is TopicName.DOCUMENTS:
+                    partition = await self._placement.for_send(self.producer, topic, key)
+                await self.producer.send(
+                    topic, value, key=key, partition=partition, headers=headers
+                )

@@ -5,13 +5,17 @@ document is edited in, then tells the story (``demo_story``): the facts with the
 histories, one fact whose truth changed and one question asked before and after it, the
 share of facts the grounding check kept, and the audit of the kept facts
 (``eval.grounding_audit``). Beside the worker the PostgreSQL mirror follows the namespace
-(``demo_mirror``); at the end it is caught up and checked against the knowledge base.
-``DemoResult.to_json`` is the results file (results/demo/clark-news-40.json).
+(``demo_mirror``); at the end it is caught up and checked against the knowledge base. The
+summary (``demo.summary``) says what became of every document, why each dead letter failed,
+and what the LM calls cost. ``DemoResult.to_json`` is the results file
+(results/demo/clark-news-40.json); the demo process logs to a file (``log_to_file``), never
+to the terminal.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 import time
 from collections import Counter
@@ -27,6 +31,7 @@ from factstream.ask.query import QueryEngine
 from factstream.clients import open_clients
 from factstream.config import Settings
 from factstream.mirror.store import RoundResult
+from factstream.ops.dead_letters import Letter, read_letters
 from factstream.ops.publish import PublishReport, publish_file, read_documents
 from factstream.ops.waiting import WorkerGone
 from factstream.store.base import FactStore
@@ -42,14 +47,17 @@ from factstream_lab.demo.story import (
     lm_calls_from_metrics,
     metric_counts,
     question_for,
+    refused_changes_from_metrics,
 )
+from factstream_lab.demo.summary import LMFigures, dead_letter_json, lm_figures_from_metrics
 from factstream_lab.eval.grounding_audit import AuditReport, audit_edits
 from factstream_lab.stack.process import free_port
 from factstream_lab.up import Part, start_part, stop_parts
 
-__all__ = ["DEFAULT_DEMO_DATA", "DemoResult", "run_demo", "tell", "wait_processed"]
+__all__ = ["DEFAULT_DEMO_DATA", "DemoResult", "log_to_file", "run_demo", "tell", "wait_processed"]
 
 DEFAULT_DEMO_DATA = Path(__file__).resolve().parents[2] / "deploy" / "demo" / "clark-news-40.jsonl"
+_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 @dataclass(frozen=True)
@@ -67,6 +75,8 @@ class DemoResult:
     lm_calls: dict[str, int] = field(default_factory=dict)
     outcomes: dict[str, int] = field(default_factory=dict)
     mirror: MirrorCheck | None = None
+    dead_letters: list[Letter] = field(default_factory=list)
+    lm: LMFigures = field(default_factory=LMFigures)
 
     def to_json(self, model: str, data: Path) -> dict[str, Any]:
         """The figures of this run, as the results file keeps them."""
@@ -82,7 +92,10 @@ class DemoResult:
             "facts_true": sum(f.truth for f in self.facts),
             "edits_by_op": dict(sorted(self.ops.items())),
             "worker_lm_calls": self.lm_calls,
+            "worker_lm": self.lm.to_json(self.published.published),
             "document_outcomes": self.outcomes,
+            "dead_letters": dead_letter_json(self.dead_letters),
+            "dead_letter_causes": dict(Counter(d.cause for d in self.dead_letters)),
             "story": self.story.to_json(),
             "audit": self.audit.to_json(),
             "mirror": None if self.mirror is None else self.mirror.to_json(),
@@ -152,9 +165,9 @@ async def _story(
     metrics: str,
 ) -> Story:
     change = find_change(edits, documents)
-    grounding = grounding_from_metrics(metrics)
+    grounding, refused = grounding_from_metrics(metrics), refused_changes_from_metrics(metrics)
     if change is None:
-        return Story(None, None, None, None, grounding)
+        return Story(None, None, None, None, grounding, refused)
     question = question_for(change)
     async with open_clients(settings) as clients:
         engine = QueryEngine(
@@ -167,7 +180,7 @@ async def _story(
         before, after = await ask_before_and_after(
             engine, namespace, question, change.document.timestamp
         )
-    return Story(change, question, before, after, grounding)
+    return Story(change, question, before, after, grounding, refused)
 
 
 async def run_demo(
@@ -240,6 +253,37 @@ async def tell(
     audit = audit_edits(edits, documents)
     seconds = time.monotonic() - started
     calls, outcomes = lm_calls_from_metrics(metrics), _outcomes(metrics)
+    letters = await read_letters(settings.kafka, namespace)
     return DemoResult(
-        namespace, report, facts, edits, ops, seconds, log, story, audit, timings, calls, outcomes
+        namespace,
+        report,
+        facts,
+        edits,
+        ops,
+        seconds,
+        log,
+        story,
+        audit,
+        timings,
+        calls,
+        outcomes,
+        dead_letters=letters,
+        lm=lm_figures_from_metrics(metrics),
     )
+
+
+def log_to_file(path: Path) -> Path:
+    """Send the demo process's log records, and Python's warnings, to ``path``, not the
+    terminal: the terminal shows the demo's progress and results, while the libraries'
+    warnings (aiokafka's NotLeaderForPartition while a new topic elects its leaders, ...)
+    are kept in the file. Returns ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter(_LOG_FORMAT))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    logging.captureWarnings(True)
+    return path

@@ -1,8 +1,10 @@
 """The demo's closing story: one fact whose truth changed, one question asked before and after.
 
-After `factstream demo` has edited its documents in, the story picks the first fact a
-document changed (a rewrite, else a close, else an invalidation, in event-time order):
-the fact before, the document that changed it, and what holds after. It then asks one
+After `factstream demo` has edited its documents in, the story picks the first change of a
+fact's truth the checks accepted, that is one applied (a rewrite, else a close, else an
+invalidation, in event-time order): the fact before, the document that changed it, and
+what holds after; or it says that none was, with the changes the checks refused
+(``factstream_lm_subject_checked`` refused). It then asks one
 question about that fact as of just before that document and as of it, and shows both
 answers with the facts each cited. Last, the share of facts the grounding check kept,
 from the worker's counters (``factstream_lm_grounded``, ``factstream_lm_refused``).
@@ -35,6 +37,7 @@ __all__ = [
     "lm_calls_from_metrics",
     "metric_counts",
     "question_for",
+    "refused_changes_from_metrics",
     "story_lines",
 ]
 
@@ -100,6 +103,9 @@ class Story:
     before: Asked | None
     after: Asked | None
     grounding: Grounding | None
+    # Changes the LM decided that a check refused (the subject check: a document about
+    # something else); they were never applied.
+    refused_changes: int = 0
 
     def to_json(self) -> dict[str, Any]:
         change = None
@@ -118,6 +124,7 @@ class Story:
             "grounding": None
             if grounding is None
             else {**asdict(grounding), "share_kept": grounding.share_kept},
+            "refused_changes": self.refused_changes,
         }
 
 
@@ -169,6 +176,12 @@ def grounding_from_metrics(text: str) -> Grounding | None:
     return Grounding(outcomes["kept"], outcomes["refused"], dict(sorted(reasons.items())))
 
 
+def refused_changes_from_metrics(text: str) -> int:
+    """Changes of a fact's truth the subject check refused (``factstream_lm_subject_checked``
+    refused), in a worker's /metrics text."""
+    return metric_counts(text, "factstream_lm_subject_checked_total", "outcome").get("refused", 0)
+
+
 def metric_counts(text: str, name: str, label: str) -> dict[str, int]:
     """The samples of counter ``name`` in a /metrics ``text``, summed by ``label``."""
     counts: Counter[str] = Counter()
@@ -197,9 +210,13 @@ def story_lines(story: Story) -> list[str]:
     """The story as plain lines for the terminal."""
     lines: list[str] = []
     change = story.change
+    refused = story.refused_changes
     if change is None:
-        lines.append("No document changed a fact's truth in this run (no rewrite, close or ")
-        lines.append("invalidation): the model labelled every retrieved fact as still true.")
+        lines.append(
+            "No change to a fact's truth was accepted in this run: no rewrite, close or "
+            "invalidation passed the checks and was applied"
+            + (f" (the checks refused {refused})." if refused else ".")
+        )
     else:
         doc = change.document
         text = doc.text if len(doc.text) <= 160 else doc.text[:157] + "..."
@@ -209,7 +226,8 @@ def story_lines(story: Story) -> list[str]:
             "invalidate": "after:    never was true (invalidated: a correction)",
         }[change.op]
         lines += [
-            "A fact whose truth changed:",
+            "A change the checks accepted"
+            + (f" ({refused} other changes refused):" if refused else ":"),
             f"  before:   {change.before}",
             f"  document: {doc.id} ({doc.timestamp.date().isoformat()}): {text}",
             f"  {after}",
@@ -230,6 +248,31 @@ def story_lines(story: Story) -> list[str]:
     return lines
 
 
+def _lm_rows(lm: Mapping[str, Any]) -> list[tuple[str, str]]:
+    calls = sum(lm["calls_by_task"].values())
+    invalid = lm["invalid_outputs_by_task"]
+    kinds = "; ".join(
+        f"{task} " + ", ".join(f"{kind} {n}" for kind, n in by_kind.items())
+        for task, by_kind in invalid.items()
+    )
+    share = lm["invalid_share"]
+    said = f"{sum(sum(k.values()) for k in invalid.values())} of {calls} calls"
+    said += f" ({share:.1%})" if share is not None else ""
+    said += f": {kinds}" if kinds else ""
+    repaired = sum(lm["repaired_by_task"].values())
+    generated = sum(lm["completion_tokens_by_task"].values())
+    per_doc = lm["completion_tokens_per_document"]
+    return [
+        (
+            "worker's LM calls",
+            f"{calls} ({', '.join(f'{t} {n}' for t, n in lm['calls_by_task'].items())})",
+        ),
+        ("invalid LM answers", said),
+        ("answers repaired", f"{repaired} (raw control characters escaped)"),
+        ("tokens generated", f"{generated} ({per_doc} a document)"),
+    ]
+
+
 def figures_markdown(figures: Mapping[str, Any]) -> str:
     """The results file of a demo run (``DemoResult.to_json``) as the table docs/demo.md quotes."""
     timings = figures["timings"]
@@ -245,10 +288,17 @@ def figures_markdown(figures: Mapping[str, Any]) -> str:
     if outcomes:
         said = ", ".join(f"{outcome} {n}" for outcome, n in outcomes.items())
         rows.append(("documents by outcome", said))
+    causes = figures.get("dead_letter_causes") or {}  # runs before issue 36 lack it
+    if causes:
+        said = ", ".join(f"{cause} {n}" for cause, n in causes.items())
+        rows.append(("dead letters by cause", said))
     calls = figures.get("worker_lm_calls") or {}
-    if calls:
+    lm = figures.get("worker_lm")  # runs before issue 36 lack it
+    if calls and lm is None:
         said = ", ".join(f"{outcome} {n}" for outcome, n in calls.items())
         rows.append(("worker's LM calls", f"{sum(calls.values())} ({said})"))
+    if lm is not None:
+        rows += _lm_rows(lm)
     grounding = figures["story"]["grounding"]
     if grounding is not None and grounding["share_kept"] is not None:
         seen = grounding["kept"] + grounding["refused"]

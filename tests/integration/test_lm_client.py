@@ -25,6 +25,7 @@ from prometheus_client import CollectorRegistry
 from factstream.config import Settings
 from factstream.lm.backends import LlamaCppBackend
 from factstream.lm.base import CompletionRequest
+from factstream.lm.budget import first_budget, longest_constrained, retry_budget
 from factstream.lm.cache import CachingLM, SQLiteLMCache
 from factstream.lm.openai_compat import OpenAICompatLM
 from factstream.lm.tasks import (
@@ -72,6 +73,7 @@ DOC = DocumentView(
     "congressional district, leaving his seat in the New York State Assembly.",
     timestamp=datetime(2023, 1, 3, tzinfo=UTC),
 )
+DEMO_DATA = Path(__file__).resolve().parents[2] / "deploy" / "demo" / "clark-news-40.jsonl"
 FACTS = [
     "Mike Lawler is a member of the New York State Assembly.",
     "Mike Lawler is a member of the Republican Party.",
@@ -171,21 +173,53 @@ async def test_extract(stack: Stack, prompt: str) -> None:
 )
 async def test_the_server_keeps_to_the_new_schemas(stack: Stack, prompt: str, ctx: Any) -> None:
     """The raw answer is valid against the schema sent: the server enforced it."""
+    # A token per character of the longest answer: the grammar's own bound.
+    await _raw_answer(stack, prompt, ctx, lambda longest, _: retry_budget(1 << 20, longest))
+
+
+async def _raw_answer(
+    stack: Stack, prompt: str, ctx: Any, budget: Callable[[int | None, int | None], int]
+) -> None:
+    """Ask ``prompt`` once, with the ``budget`` of (longest answer, the prompt's own): the
+    raw answer ends before the budget, holds no control character, and is JSON valid
+    against the schema sent."""
     spec = PROMPTS[prompt]
     constraint = spec.constraint(ctx)
     assert isinstance(constraint, JsonSchema)
+    own = None if spec.answer_chars is None else spec.answer_chars(ctx)
+    max_tokens = budget(longest_constrained(constraint), own)
     completion = await stack.lm.complete(
         CompletionRequest(
             messages=tuple(spec.messages(ctx)),
             task=spec.name,
             prompt=spec.id,
             constraint=constraint,
-            max_tokens=spec.max_tokens(ctx),
+            max_tokens=max_tokens,
         )
     )
-    assert completion.finish_reason == "stop", completion.text[-200:]
+    assert completion.finish_reason == "stop", (max_tokens, completion.text[-200:])
+    assert not any(c < " " for c in completion.text), completion.text
     jsonschema.validate(json.loads(completion.text), dict(constraint.schema))
     spec.parse_text(completion.text)
+    assert completion.usage.completion_tokens <= max_tokens
+
+
+async def test_extraction_answers_parse_at_the_first_attempt_on_demo_documents(
+    stack: Stack,
+) -> None:
+    """The grammar sent for the schema admits no raw control character (SmolLM2 wrote them
+    under llama-cpp-python's own converter): every raw answer, at the first attempt's
+    budget, is JSON valid against the schema."""
+    for line in DEMO_DATA.read_text().splitlines()[:6]:
+        data = json.loads(line)
+        doc = DocumentView(
+            text=data["text"],
+            title=data.get("title"),
+            timestamp=datetime.fromisoformat(data["timestamp"]),
+        )
+        await _raw_answer(
+            stack, "extract_facts.v2", ExtractFactsContext(document=doc), first_budget
+        )
 
 
 async def test_answers(stack: Stack) -> None:

@@ -4,6 +4,12 @@ An answer that does not parse, or breaks its prompt's check, is sent back to the
 reason, a bounded number of times; then the prompt may salvage the last answer (keep it
 without the parts its check refuses, counted), else LMOutputInvalid is raised. A prompt that
 salvages at once keeps a salvageable answer at the first attempt instead of asking again.
+
+One defect is repaired instead of asked about: raw control characters inside the answer's
+JSON strings are escaped (``factstream.lm.repair``). Each call's ``max_tokens`` comes from the
+prompt's constraint and input (``factstream.lm.budget``); an answer cut off at it is asked
+again with a larger one. Invalid answers are counted by task and kind
+(``factstream_lm_invalid_outputs``), repairs by task (``factstream_lm_repaired``).
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from pydantic import BaseModel, ValidationError
 from factstream.config import LMSettings
 from factstream.errors import LMOutputInvalid
 from factstream.lm.base import Completion, CompletionRequest, LMClient, Usage
+from factstream.lm.budget import first_budget, longest_constrained, retry_budget
+from factstream.lm.repair import escape_control_characters
 from factstream.metrics import LMMetrics
 from factstream.prompts.models import ConstraintBroken, Message, Prompt
 
@@ -105,6 +113,9 @@ class TaskRunner:
         """
         messages = list(prompt.messages(ctx))
         constraint = prompt.constraint(ctx)
+        longest = longest_constrained(constraint)
+        own = None if prompt.answer_chars is None else prompt.answer_chars(ctx)
+        max_tokens = first_budget(longest, own)
         usage, cached = Usage(), Usage()
         reason, text, broken = "", "", None
         for attempt in range(1, self.attempts + 1):
@@ -113,7 +124,7 @@ class TaskRunner:
                 task=prompt.name,
                 prompt=prompt.id,
                 constraint=constraint,
-                max_tokens=prompt.max_tokens(ctx),
+                max_tokens=max_tokens,
                 temperature=self.temperature,
                 use_cache=use_cache,
             )
@@ -121,7 +132,7 @@ class TaskRunner:
             usage, cached = _account(completion, usage, cached)
             text, broken = completion.text, None  # broken: parsed, but breaks the check
             try:
-                value = broken = prompt.parse_text(text)
+                value = broken = self._parse(prompt, text)
                 prompt.check(ctx, value)
             except (ValidationError, ConstraintBroken) as exc:
                 kept = self._salvage(prompt, ctx, broken) if prompt.salvage_at_once else None
@@ -129,9 +140,11 @@ class TaskRunner:
                     return TaskResult(
                         kept, prompt.id, completion.model, usage, cached, attempt, attempt
                     )
-                reason = _reason(exc, completion)
+                reason, kind = _reason(exc, completion), _kind(exc, completion)
                 log.info("%s attempt %d: invalid output (%s)", prompt.id, attempt, reason)
-                self._count_invalid(prompt.name)
+                self._count_invalid(prompt.name, kind)
+                if kind == "cut_off":  # the next answer may run longer (factstream.lm.budget)
+                    max_tokens = retry_budget(max_tokens, longest)
                 messages += [
                     Message(role="assistant", content=text),
                     Message(role="user", content=f"That answer is invalid: {reason}. Try again."),
@@ -143,6 +156,21 @@ class TaskRunner:
             n = self.attempts
             return TaskResult(kept, prompt.id, completion.model, usage, cached, n, n)
         raise LMOutputInvalid(prompt.id, self.attempts, reason, text)
+
+    def _parse(self, prompt: Prompt[C, R], text: str) -> R:
+        """The answer parsed; one with raw control characters in its strings is parsed with
+        them escaped (``factstream.lm.repair``), and counted, before it is asked again."""
+        try:
+            return prompt.parse_text(text)
+        except ValidationError as exc:
+            repaired = escape_control_characters(text) if _not_json(exc) else None
+            if repaired is None:
+                raise
+            value = prompt.parse_text(repaired)  # another defect: that error, retried
+            log.info("%s: escaped raw control characters in the answer's strings", prompt.id)
+            if self.metrics is not None:
+                self.metrics.repaired.labels(prompt.name, self.lm.model, "control_characters").inc()
+            return value
 
     async def _send(
         self, request: CompletionRequest, attempt: int, on_token: AttemptSink | None
@@ -168,8 +196,9 @@ class TaskRunner:
                 self.metrics.refused.labels(prompt.name, self.lm.model, reason).inc()
         return salvaged.value
 
-    def _count_invalid(self, task: str) -> None:
+    def _count_invalid(self, task: str, kind: str) -> None:
         if self.metrics is not None:
+            self.metrics.invalid_outputs.labels(task, self.lm.model, kind).inc()
             self.metrics.retries.labels(task, self.lm.model, "invalid_output").inc()
             self.metrics.requests.labels(task, self.lm.model, "invalid_output").inc()
 
@@ -178,6 +207,19 @@ def _account(completion: Completion, usage: Usage, cached: Usage) -> tuple[Usage
     if completion.cached:
         return usage, cached + completion.usage
     return usage + completion.usage, cached
+
+
+def _not_json(exc: ValidationError) -> bool:
+    return any(error["type"] == "json_invalid" for error in exc.errors())
+
+
+def _kind(exc: Exception, completion: Completion) -> str:
+    """Why an answer is invalid, as a metric label: cut_off, json, schema or check."""
+    if completion.finish_reason == "length":
+        return "cut_off"
+    if isinstance(exc, ValidationError):
+        return "json" if _not_json(exc) else "schema"
+    return "check"
 
 
 def _reason(exc: Exception, completion: Completion) -> str:

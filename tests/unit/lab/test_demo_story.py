@@ -12,19 +12,33 @@ from factstream.ask.query import QueryEngine
 from factstream.config import ApiSettings
 from factstream.lm.tasks.runner import TaskRunner
 from factstream.metrics import LMMetrics
-from factstream.topics.records import FactEdit
+from factstream.topics.records import Document, FactEdit
 from factstream_lab.demo.story import (
     Grounding,
     Story,
+    TruthChange,
     ask_before_and_after,
     find_change,
     grounding_from_metrics,
     lm_calls_from_metrics,
     question_for,
+    refused_changes_from_metrics,
     story_lines,
 )
 
 PARKER, QUINN = "Parker is CEO of Northwind.", "Quinn is CEO of Northwind."
+
+
+def doc_of(doc_id: str, text: str) -> Document:
+    return Document.model_validate(
+        {
+            "id": doc_id,
+            "namespace": "desk",
+            "kind": "article",
+            "timestamp": "2023-01-05T00:00:00Z",
+            "text": text,
+        }
+    )
 
 
 async def northwind() -> tuple[Harness, list[FactEdit], dict[str, object]]:
@@ -71,8 +85,29 @@ async def test_without_a_change_the_story_says_so() -> None:
     first_only = [e for e in edits if e.document_id == "d1"]
     assert find_change(first_only, documents) is None  # type: ignore[arg-type]
     lines = story_lines(Story(None, None, None, None, None))
-    assert lines[0].startswith("No document changed a fact's truth")
+    assert lines[0].startswith("No change to a fact's truth was accepted in this run")
+    assert lines[0].endswith("was applied.")
     assert lines[-1] == "Grounding check: no counts from the worker."
+    refused = story_lines(Story(None, None, None, None, None, refused_changes=2))
+    assert refused[0].endswith("(the checks refused 2).")
+
+
+def test_the_story_names_a_change_as_one_the_checks_accepted() -> None:
+    document = doc_of("d2", "Quinn succeeded Parker as CEO of Northwind.")
+    change = TruthChange("invalidate", PARKER, None, document)
+    lines = story_lines(Story(change, None, None, None, None, refused_changes=1))
+    assert lines[0] == "A change the checks accepted (1 other changes refused):"
+    assert lines[3] == "  after:    never was true (invalidated: a correction)"
+
+
+def test_refused_changes_are_read_from_the_subject_checks_counter() -> None:
+    text = (
+        "# TYPE factstream_lm_subject_checked_total counter\n"
+        'factstream_lm_subject_checked_total{task="classify_facts",model="m",outcome="kept"} 5\n'
+        'factstream_lm_subject_checked_total{task="classify_facts",model="m",outcome="refused"} 3\n'
+    )
+    assert refused_changes_from_metrics(text) == 3
+    assert refused_changes_from_metrics("") == 0
 
 
 def test_the_grounding_share_is_read_from_the_workers_counters() -> None:

@@ -12,6 +12,7 @@ from factstream.lm.backends import (
     gbnf_choice,
     vllm_api_for_version,
 )
+from factstream.lm.grammar import json_schema_grammar
 from factstream.prompts.models import Choice, JsonSchema
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
@@ -38,10 +39,12 @@ def test_vllm_choice_uses_guided_choice_on_old_servers() -> None:
     }
 
 
-def test_llamacpp_json_schema_goes_in_json_object_with_schema() -> None:
-    # llama-cpp-python answers 500 to {"type": "json_schema"}.
+def test_llamacpp_json_schema_goes_in_grammar_as_our_gbnf() -> None:
+    # Not response_format json_object: llama-cpp-python's own converter lets raw control
+    # characters into strings (and it answers 500 to {"type": "json_schema"}).
     fields = LlamaCppBackend().constraint_fields(JsonSchema("thing", SCHEMA))
-    assert fields == {"response_format": {"type": "json_object", "schema": SCHEMA}}
+    assert fields == {"grammar": json_schema_grammar(SCHEMA)}
+    assert "response_format" not in fields
 
 
 def test_llamacpp_choice_is_a_grammar() -> None:

@@ -15,6 +15,7 @@ from factstream.config import LMSettings
 from factstream.errors import LMConfigError, LMRequestRejected, LMServerError, LMUnavailable
 from factstream.lm.backends import LlamaCppBackend, VLLMBackend
 from factstream.lm.base import CompletionRequest
+from factstream.lm.grammar import json_schema_grammar
 from factstream.lm.openai_compat import OpenAICompatLM
 from factstream.metrics import LMMetrics
 from factstream.prompts.models import Choice, JsonSchema, Message
@@ -121,7 +122,7 @@ BASE_BODY = {
         (
             LlamaCppBackend(),
             JsonSchema("x", SCHEMA),
-            {"response_format": {"type": "json_object", "schema": SCHEMA}},
+            {"grammar": json_schema_grammar(SCHEMA)},
         ),
         (LlamaCppBackend(), Choice(("a", "b")), {"grammar": 'root ::= "a" | "b"'}),
         (
@@ -417,7 +418,7 @@ async def test_pieces_arrive_in_order_and_make_the_completion() -> None:
     body = server.bodies()[0]
     assert body == {
         **BASE_BODY,
-        "response_format": {"type": "json_object", "schema": SCHEMA},
+        "grammar": json_schema_grammar(SCHEMA),
         "stream": True,
         "stream_options": {"include_usage": True},
     }
