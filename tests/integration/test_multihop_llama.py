@@ -45,10 +45,12 @@ async def test_a_two_hop_answer_follows_the_chain_and_checks_itself(
         ("Ana Silva", "Orbit"),
         ("Orbit", "Cy Ode"),
     ]
-    assert [f.fact.text for f in result.facts][:2] == [
-        "Ana Silva works for Orbit.",
-        "Cy Ode is the chief executive officer of Orbit.",
-    ]
+    chain = ["Ana Silva works for Orbit.", "Cy Ode is the chief executive officer of Orbit."]
+    texts = [f.fact.text for f in result.facts]
+    if result.rounds == 1:  # the chain's facts lead the answer's evidence
+        assert texts[:2] == chain
+    else:  # a second round puts what the draft's search found first, the chain's facts after
+        assert set(chain) <= set(texts)
     print(f"SmolLM2: {result.answer!r}, confidence {result.confidence}, {result.rounds} rounds")
     assert result.answer.strip() and result.model
     assert "verify" in result.timings
