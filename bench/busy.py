@@ -19,7 +19,9 @@ the bound min(W / (LM calls per document x latency), embedding-only bound) with 
 calls per document of the serial run (W=1). The embedding-only bound embeds, in one
 batched call, the texts the serial run embedded: its documents and every fact its
 changelog changed. Each W's changelog is compared with the serial run's (the edits of each
-document, as multisets): the window must not change the result.
+document, as multisets): the window must not change the result. The stub's judgement depends
+on the whole prompt (Decisions.whole_prompt), so a decision made on other candidates (or the
+same in another order) than one at a time shows changes the changelog.
 
 Predicted dependencies (agents/dependencies.py): every W runs with the configured
 FACTSTREAM_EDITOR_DEPENDENCIES policy; ``--dependencies`` runs other policies at W=16
@@ -259,7 +261,10 @@ def _bounded(
 async def run(base: Settings, size: Size, workdir: Path, data: Path) -> dict[str, Any]:
     """Every window of ``size.busy_windows``, smallest first (the serial run: W=1)."""
     clark = load(data)
-    rules, docs = stub_rules(clark), stream_documents(clark, size.busy_docs, [NAMESPACE])
+    # The stub's judgement depends on the whole prompt too (issue 39): a decision made on
+    # other candidates than one at a time shows cannot leave the changelog equal by chance.
+    rules = {**stub_rules(clark), "whole_prompt": True}
+    docs = stream_documents(clark, size.busy_docs, [NAMESPACE])
     windows = sorted(set(size.busy_windows))
     runs: dict[int, dict[str, Any]] = {}
     serial: list[FactEdit] = []

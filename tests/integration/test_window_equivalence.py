@@ -10,7 +10,10 @@ have happened.
 
 With FACTSTREAM_WINDOW_CLARK=1 the same comparison runs on the first 300 CLARK-News
 documents in one namespace (the stub LM's CLARK rules, bench/corpus.py); its figures go to
-FACTSTREAM_WINDOW_RESULTS (a folder) when that is set.
+FACTSTREAM_WINDOW_RESULTS (a folder) when that is set (``make window-clark``). The LM double's
+judgement depends on the whole prompt (Decisions.whole_prompt): a document decided on other
+candidates, or the same ones in another order, than one at a time shows would change the
+changelog, so equality cannot come by chance.
 """
 
 from __future__ import annotations
@@ -116,7 +119,8 @@ async def test_the_first_300_clark_news_documents_in_one_namespace(
     scenario = Scenario(
         "clark-300",
         [d.model_dump(mode="json") for d in docs],
-        Decisions.from_json(stub_rules(clark)),
+        # The judgement depends on the whole prompt too (the candidates and their order).
+        Decisions.from_json({**stub_rules(clark), "whole_prompt": True}),
     )
     began = time.monotonic()
     reference = await reference_snapshot(stack_factory, scenario, timeout_s=3600)

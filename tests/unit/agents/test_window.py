@@ -70,7 +70,9 @@ def conflicting(count: int) -> tuple[list[bytes], Decisions]:
     extract: dict[str, list[Any]] = {
         f"[d{i}]": [f"The mayor is person {i}.", f"Line {i} is open."] for i in range(count)
     }
-    decisions = Decisions(extract=extract, outdated={"mayor is": None}, reinforce={"Line"})
+    decisions = Decisions(
+        extract=extract, outdated={"mayor is": None}, reinforce={"Line"}, whole_prompt=True
+    )
     return [document(i) for i in range(count)], decisions
 
 
