@@ -264,6 +264,13 @@ class WorkerMetrics(_Group):
         "task",
         "LM tokens (prompt and completion) spent deciding documents again, by task.",
     )
+    window_outcomes: Counter = _counter(
+        "factstream_window_outcomes",
+        "step changed",
+        "Waits for an earlier commit and re-decisions of the window, by whether they "
+        "changed the outcome (changed: true/false): a wait (step wait), the candidates "
+        "the document is then judged on; a re-decision (step early or commit), its plan.",
+    )
     dependency_waits: Counter = _counter(
         "factstream_dependency_waits",
         "on",

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Literal, Protocol
 
+from factstream.edit.conflicts import conflict
 from factstream.edit.pipeline import EditPlan, PlannedEdit
 from factstream.embed.base import Vector
 from factstream.metrics import WorkerMetrics
@@ -205,7 +206,13 @@ class Gate:
                 self._count("depends")
                 self._nearest = min(distance, self._nearest or distance)
                 await blocker.committed.wait()
+                before = hits
                 self.base, hits = await self._predictor.probe(plan)
+                # Did the wait matter? Only if it changed what the LM is shown.
+                changed = conflict(before, hits, plan.document.timestamp) is not None
+                self._metrics.window_outcomes.labels(
+                    step="wait", changed=str(changed).lower()
+                ).inc()
                 continue
             unknown = [
                 (track, mark)

@@ -35,6 +35,7 @@ from factstream.edit.pipeline import (
     DecisionGate,
     EditContext,
     EditPlan,
+    batch_id_for,
     bound_problem,
     edit_document,
     retrieve,
@@ -115,6 +116,12 @@ def _new_texts(decision: Decision | None) -> list[str]:
     """The texts of the new facts a decision's plan writes (added, or rewritten into)."""
     plan = None if decision is None else decision.plan
     return [] if plan is None else [e.text for e in plan.planned if e.op in _NEW]
+
+
+def _outcome(plan: EditPlan) -> tuple[bool, str]:
+    """What a plan commits (over the blast radius, or its batch): two plans with the same
+    outcome write the same changelog records."""
+    return plan.over_limit, batch_id_for(plan.document, plan.planned)
 
 
 def _where(record: InputRecord) -> str:
@@ -419,6 +426,8 @@ class Editor:
         again = await edit_document(doc, self._ctx, retrieved=now, reuse=plan)
         for task, usage in again.usage.items():
             self.metrics.redecision_tokens.labels(task=task).inc(usage.total_tokens)
+        changed = _outcome(again) != _outcome(plan)
+        self.metrics.window_outcomes.labels(step=at, changed=str(changed).lower()).inc()
         return again
 
     async def _dead_letter(self, record: InputRecord, reason: str, error_type: str) -> Outcome:

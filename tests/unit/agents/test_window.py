@@ -167,6 +167,13 @@ async def test_a_window_of_eight_commits_in_order_what_one_at_a_time_commits() -
     assert windowed.sample("factstream_redecisions_total", reason="added", at="early") > 0
     assert serial.metrics.registry.get_sample_value("factstream_redecisions_total") is None
     assert windowed.sample("factstream_redecision_tokens_total", task="classify") > 0
+    # Every finished re-decision is counted by whether its plan differs from the one it
+    # replaces (a stale one cancelled is not: it has no plan).
+    outcomes = "factstream_window_outcomes_total"
+    for at in ("early", "commit"):
+        counted = sum(windowed.sample(outcomes, step=at, changed=c) for c in ("true", "false"))
+        assert counted <= windowed.sample("factstream_redecisions_total", reason="added", at=at)
+    assert windowed.sample(outcomes, step="early", changed="true") > 0  # a new mayor ends
     assert windowed.sample("factstream_redecision_tokens_total", task="extract") == 0
     # A re-decision keeps its extraction: one extraction per document, as one at a time.
     assert windowed.lm.tasks().count("extract_facts") == 16
@@ -192,6 +199,9 @@ async def test_predicted_dependencies_decide_each_document_once(policy: Policy) 
     # Each document ends the mayor the one before it named: it waited for that commit and
     # was decided once, as one at a time.
     assert waits == 15
+    # Each wait was for the mayor the one before named: it changed the candidates judged.
+    outcomes = "factstream_window_outcomes_total"
+    assert predicted.sample(outcomes, step="wait", changed="true") >= 15
     assert predicted.sample("factstream_dependency_distance_count") == 15
     assert predicted.sample("factstream_dependency_distance_bucket", le="1.0") == 15
     assert predicted.lm.tasks().count("classify_facts") == serial.lm.tasks().count("classify_facts")
