@@ -276,7 +276,9 @@ class WorkerMetrics(_Group):
         "on",
         "Documents that waited before their judgement for an earlier document of "
         "their window: on depends (its planned edits may change their candidates: "
-        "decided after its commit) or unknown (its plan was not known yet).",
+        "decided after its commit), unknown (its plan was not known yet), judgement "
+        "(predict: its decision, not its commit) or predicted (predict: decided on the "
+        "knowledge base the earlier plans will leave).",
     )
     dependency_distance: Histogram = _histogram(
         "factstream_dependency_distance",

@@ -42,7 +42,7 @@ from factstream.edit.pipeline import (
     timed,
     to_records,
 )
-from factstream.edit.retrieval import Retrieval, could_change
+from factstream.edit.retrieval import Overlay, Retrieval, could_change
 from factstream.embed.base import Vector
 from factstream.errors import BadInput, LMOutputInvalid, StoreUnavailable
 from factstream.resilience import backoff_delay
@@ -411,6 +411,19 @@ class Editor:
         base = self._ledger.count(doc.namespace)
         vectors = plan.queries or [plan.vector]
         now = await retrieve(doc, self._ctx, {} if timings is None else timings, vectors)
+        return base, now
+
+    async def predict(self, plan: EditPlan, overlay: Overlay) -> tuple[int, list[SearchHit]] | None:
+        """``plan``'s document's candidates on the knowledge base as predicted (as it stands
+        now, with ``overlay``: what earlier documents in flight will write and end), with the
+        commits counted before; None where the ranking cannot be predicted (not the cosine
+        rerank of a first stage)."""
+        how = self._retrieval
+        if plan.vector is None or how.rank != "cosine" or not how.first_stage:
+            return None
+        doc = plan.document
+        base = self._ledger.count(doc.namespace)
+        now = await retrieve(doc, self._ctx, {}, plan.queries or [plan.vector], overlay)
         return base, now
 
     async def redecide(

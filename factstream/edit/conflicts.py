@@ -7,7 +7,7 @@ the same texts and truth at the document's event time, in the same order. Anythi
 conflict, and the document is decided again on what it retrieves now.
 
 The candidates are compared in the order the LM is shown them (``pipeline.shown_order``:
-oldest first, then by fact id), which does not depend on their scores, so candidates that
+oldest first, then by text), which does not depend on their scores, so candidates that
 only ranked differently are no conflict. A document decided again asks the LM only the
 prompts that changed (``EditPlan.answers``): with ``classify_mode`` per_fact, a fact added
 elsewhere in the list costs its own classification (and the rewrites, whose prompts list

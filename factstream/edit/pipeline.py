@@ -51,7 +51,13 @@ from factstream.edit.ahead import DocumentVectors
 from factstream.edit.grounding import Refusal, check_grounded
 from factstream.edit.passages import passages
 from factstream.edit.persons import cite_turns, unresolved_person
-from factstream.edit.retrieval import Retrieval, Where, editor_candidates, query_vectors
+from factstream.edit.retrieval import (
+    Overlay,
+    Retrieval,
+    Where,
+    editor_candidates,
+    query_vectors,
+)
 from factstream.embed.base import Embedder, Vector
 from factstream.lm.base import Usage
 from factstream.lm.tasks.editing import (
@@ -250,9 +256,14 @@ async def document_queries(doc: Document, ctx: EditContext, vector: Vector) -> l
 
 
 async def retrieve(
-    doc: Document, ctx: EditContext, timings: dict[str, float], vectors: Sequence[Vector]
+    doc: Document,
+    ctx: EditContext,
+    timings: dict[str, float],
+    vectors: Sequence[Vector],
+    overlay: Overlay | None = None,
 ) -> list[SearchHit]:
-    """The facts ``doc`` may edit: its candidates in the knowledge base as it stands now.
+    """The facts ``doc`` may edit: its candidates in the knowledge base as it stands now
+    (with ``overlay``: as predicted, ``retrieval.Overlay``).
 
     ``vectors``: its queries' (``document_queries``), or the first of them; the rest are
     embedded here."""
@@ -261,19 +272,28 @@ async def retrieve(
     how = Retrieval.from_settings(ctx.settings)
     title = document_title(doc.title, doc.source)
     found = await editor_candidates(
-        ctx.store, ctx.embedder, where, doc.text, how, timings, vectors=vectors, title=title
+        ctx.store,
+        ctx.embedder,
+        where,
+        doc.text,
+        how,
+        timings,
+        vectors=vectors,
+        title=title,
+        overlay=overlay,
     )
     return shown_order(found)
 
 
 def shown_order(hits: Sequence[SearchHit]) -> list[SearchHit]:
-    """The candidates in the order the LM is shown them: oldest first, then by fact id.
+    """The candidates in the order the LM is shown them: oldest first, then by text (then
+    fact id).
 
     A fixed order, not the ranking's: which facts are candidates is the ranking's choice,
     but the prompt does not depend on how they ranked, so the same candidates always make
     the same prompt (a document decided early stands when only their scores moved).
     """
-    return sorted(hits, key=lambda hit: (hit.fact.first_seen, hit.fact.fact_id))
+    return sorted(hits, key=lambda hit: (hit.fact.first_seen, hit.fact.text, hit.fact.fact_id))
 
 
 def _again(result: TaskResult[T]) -> TaskResult[T]:

@@ -181,6 +181,31 @@ async def test_a_window_of_eight_commits_in_order_what_one_at_a_time_commits() -
     assert windowed.sample("factstream_documents_in_flight", partition="0") == 0
 
 
+async def test_documents_decided_on_the_predicted_knowledge_base_commit_the_serial_result() -> None:
+    # Each document ends the mayor the one before it names: with ``predict`` it waits for
+    # that document's decision, not its commit, and is judged on the knowledge base its
+    # plan will leave; the commit's check finds what the LM was shown unchanged.
+    values, decisions = conflicting(16)
+    serial, predicted = Run(decisions, 1), Run(decisions, 8, dependencies="predict")
+    await serial.feed(list(values))
+    await predicted.feed(list(values))
+    assert predicted.outcomes == serial.outcomes
+    assert predicted.publisher.comparable() == serial.publisher.comparable()
+    assert await predicted.store.list_facts(NS, include_false=True, limit=1000) == (
+        await serial.store.list_facts(NS, include_false=True, limit=1000)
+    )
+    waits = "factstream_dependency_waits_total"
+    assert predicted.sample(waits, on="predicted") >= 8  # decided before the commit
+    assert predicted.sample(waits, on="depends") < 8
+    again = sum(
+        predicted.sample("factstream_redecisions_total", reason=r, at=at)
+        for r in ("added", "removed", "changed", "reordered")
+        for at in ("early", "commit")
+    )
+    assert again <= 2, again  # the predictions held: decided once
+    assert predicted.lm.most > 2  # several documents' calls at once
+
+
 @pytest.mark.parametrize("policy", ["speculate", "extraction", "wait"])
 async def test_predicted_dependencies_decide_each_document_once(policy: Policy) -> None:
     values, decisions = conflicting(16)

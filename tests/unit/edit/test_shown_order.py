@@ -28,14 +28,14 @@ async def _seeded(mode: str) -> Harness:
     return harness
 
 
-async def test_the_candidates_are_shown_oldest_first_then_by_fact_id() -> None:
+async def test_the_candidates_are_shown_oldest_first_then_by_text() -> None:
     harness = await _seeded("batched")
     await harness.feed(doc("[d2] The green line.", 2, "d2"))
     later = doc("[d3] The red line stopped; the blue and green lines run.", 3, "d3")
     plan = await edit_document(later, harness.ctx)
     hits = plan.retrieved
     assert len(hits) == 3
-    keys = [(hit.fact.first_seen, hit.fact.fact_id) for hit in hits]
+    keys = [(hit.fact.first_seen, hit.fact.text) for hit in hits]
     assert keys == sorted(keys)
     # Another ranking of the same candidates is the same prompt: no conflict to decide on.
     assert shown_order(list(reversed(hits))) == hits
