@@ -213,6 +213,7 @@ class Gate:
                     continue
                 found = await self.current(plan)
                 if found is not None:
+                    log.info("%r judged on the predicted knowledge base", plan.document.id)
                     self._count("predicted")
                     self.base, hits = found
                     return hits
