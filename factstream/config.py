@@ -267,7 +267,7 @@ class EmbedSettings(BaseSettings):
         "none",
         description="The onnx runtime's weights: none (float32, the reference's vectors) or "
         "int8 (ONNX Runtime's dynamic quantization of the export's MatMuls, derived once "
-        "beside it): a question in 0.83 of the time, vectors about 0.997 cosine to "
+        "beside it): a question in 0.82 of the time, vectors about 0.997 cosine to "
         "float32's, one superseded fact of 162 fewer seen by the editor (docs/benchmarks.md). "
         "A store and the questions asked of it must be embedded with the same setting.",
     )

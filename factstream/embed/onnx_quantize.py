@@ -3,7 +3,7 @@
 ONNX Runtime's dynamic quantization stores the MatMuls' weights as uint8, one scale per
 output column, and quantizes their inputs at run time; each layer's second feed-forward
 MatMul (it reads the GELU's long-tailed output), the embedding lookups, the layer norms and
-the attention stay float32. A question was embedded in 0.83 of the float32 time (p50, on 2
+the attention stay float32. A question was embedded in 0.82 of the float32 time (p50, on 2
 loaded cores; docs/benchmarks.md). Its vectors are not the reference's (cosine about 0.997
 to float32's, not 1e-4), and the activations' scale is one per call, so a text's vector
 moves a little with the texts batched beside it: it is judged by retrieval. A store and the
