@@ -27,6 +27,7 @@ from factstream.embed.child import resolve_model
 from factstream.embed.onnx_embedder import _mean_normalised, _session, _tokenizer
 from factstream.embed.onnx_export import INPUTS, OUTPUT, ensure_onnx, onnx_dir
 from factstream.embed.onnx_quantize import ensure_int8
+from factstream_lab.provenance import stamped
 
 __all__ = ["main"]
 
@@ -91,7 +92,7 @@ def main(out: Path = Path("results/bench"), data: Path = DEFAULT_DATA) -> None:
     }
     out.mkdir(parents=True, exist_ok=True)
     target = out / f"{stamp}-onnx-cost.json"
-    target.write_text(json.dumps(result, indent=2) + "\n")
+    target.write_text(json.dumps(stamped(result), indent=2) + "\n")
     print(json.dumps(result, indent=2))
     print(f"results: {target}")
 
