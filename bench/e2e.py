@@ -53,7 +53,7 @@ async def _ask(dep: Deployment, size: Size, data: Path) -> dict[str, Any]:
     s = dep.settings
     async with open_clients(s) as clients:
         engine = QueryEngine(
-            clients.store, clients.embedder, clients.runner, s.api, alpha=s.editor.alpha
+            clients.store, clients.embedder, clients.runner, s.api, alpha=s.api.alpha
         )
         seconds = []
         for question in questions(data)[: size.e2e_questions]:

@@ -139,7 +139,7 @@ async def _asks(settings: Settings, namespaces: list[str], data: Path) -> dict[s
             clients.embedder,
             clients.runner,
             settings.api,
-            alpha=settings.editor.alpha,
+            alpha=settings.api.alpha,
         )
         await engine.retrieve(AskRequest(asked[0], "warm-0"))  # the model loaded, not timed
         first: list[float] = []

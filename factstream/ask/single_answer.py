@@ -149,13 +149,13 @@ class AnswerEngine:
 
     @classmethod
     def of(cls, clients: Clients, settings: Settings) -> Self:
-        """The engine as configured: ``api`` limits, ``editor`` alpha, the clients' metrics."""
+        """The engine as configured: ``api`` limits and alpha, the clients' metrics."""
         return cls(
             clients.store,
             clients.embedder,
             clients.runner,
             settings.api,
-            alpha=settings.editor.alpha,
+            alpha=settings.api.alpha,
             metrics=clients.metrics.query,
         )
 

@@ -175,7 +175,7 @@ async def _story(
             clients.embedder,
             clients.runner,
             settings.api,
-            alpha=settings.editor.alpha,
+            alpha=settings.api.alpha,
         )
         before, after = await ask_before_and_after(
             engine, namespace, question, change.document.timestamp

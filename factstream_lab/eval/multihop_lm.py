@@ -109,7 +109,7 @@ async def run_multihop_lm(
                 clients.embedder,
                 clients.runner,
                 api,
-                alpha=settings.editor.alpha,
+                alpha=settings.api.alpha,
                 metrics=clients.metrics.query,
             )
             for mode in modes:
