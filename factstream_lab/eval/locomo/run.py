@@ -150,7 +150,7 @@ async def run_locomo(run: LocomoRun, progress: Progress | None = None) -> dict[s
         "retrieval": {
             "top_k": max(KS),
             "min_similarity": settings.api.min_similarity,
-            "alpha": settings.editor.alpha,
+            "alpha": settings.api.alpha,
             "modes": list(MODES),
             "headline_mode": "single",
             "hop_plans": "rules only (no LM)",
