@@ -227,6 +227,22 @@ class WeaviateFactStore:
                 return hits
             limit = min(limit * _GROWTH, MAX_RESULTS)
 
+    async def prepare_read(self, namespace: str, *, valid: ValidInterval | None) -> None:
+        """Ready the namespace for a search (``Preparing``), while the caller embeds its
+        question: the once-per-process valid-time check, whose read activates an inactive
+        tenant; without that check, a read that activates the tenant when it may have been
+        made inactive (not used here for ``tenant_idle_s``). The search then finds both done.
+        """
+        if valid is not None and not valid.is_empty and namespace not in self._valid_ready:
+            await self._ensure_valid_time(namespace, valid)
+        elif self.last_use.keep_s > 0 and not self.last_use.in_use(namespace):
+            collection = self._tenant(self._facts, namespace)
+            await self._objects(
+                self._facts,
+                namespace,
+                collection.query.fetch_objects(limit=1, return_properties=[]),
+            )
+
     async def get(self, namespace: str, fact_ids: Sequence[str]) -> dict[str, Fact]:
         """The facts among ``fact_ids`` that exist, by id."""
         found: dict[str, Fact] = {}
