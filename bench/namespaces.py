@@ -162,13 +162,7 @@ async def _asks(settings: Settings, namespaces: list[str], data: Path) -> dict[s
     """The retrieval of a first question on each (inactive) namespace, then a second."""
     asked = questions(data)
     async with open_clients(settings) as clients:
-        engine = QueryEngine(
-            clients.store,
-            clients.embedder,
-            clients.runner,
-            settings.api,
-            alpha=settings.editor.alpha,
-        )
+        engine = QueryEngine.of(clients, settings)
         await engine.retrieve(AskRequest(asked[0], "warm-0"))  # the model loaded, not timed
         first: list[float] = []
         second: list[float] = []

@@ -171,11 +171,13 @@ class AnswerEngine:
         )
 
     @classmethod
-    def of(cls, clients: Clients, settings: Settings) -> Self:
-        """The engine as configured: ``api`` limits, ``editor`` alpha, the clients' metrics."""
+    def of(cls, clients: Clients, settings: Settings, *, embedder: Embedder | None = None) -> Self:
+        """The engine as configured: ``api`` limits, ``editor`` alpha, the clients' metrics;
+        the one way every caller builds it. ``embedder`` replaces the clients' (a benchmark
+        comparing runtimes on one store)."""
         return cls(
             clients.store,
-            clients.embedder,
+            embedder or clients.embedder,
             clients.runner,
             settings.api,
             alpha=settings.editor.alpha,

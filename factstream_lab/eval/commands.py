@@ -16,6 +16,7 @@ from rich.table import Table
 
 from factstream.config import load_settings
 from factstream.console import console
+from factstream_lab.provenance import stamped
 
 __all__ = ["eval_app"]
 
@@ -53,7 +54,7 @@ def eval_floor(data: Data, json_out: JsonOut = None) -> None:
     )
     console.print(table)
     if json_out is not None:
-        json_out.write_text(json.dumps(dataclasses.asdict(report), indent=2))
+        json_out.write_text(json.dumps(stamped(dataclasses.asdict(report)), indent=2))
 
 
 @eval_app.command("subject-check")
@@ -105,7 +106,7 @@ def eval_subject_check(
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         body = {"created": datetime.now(UTC).isoformat(timespec="seconds"), **report.to_json()}
-        json_out.write_text(json.dumps(body, indent=2) + "\n")
+        json_out.write_text(json.dumps(stamped(body), indent=2) + "\n")
         console.print(f"-> {json_out}", markup=False)
 
 
@@ -188,7 +189,7 @@ def eval_update_retrieval(
     console.print(table)
     if json_out is not None:
         rows = [{**dataclasses.asdict(r), "kb": kb, "data": data.name} for r in reports]
-        json_out.write_text(json.dumps(rows, indent=2))
+        json_out.write_text(json.dumps(stamped(rows), indent=2))
 
 
 @eval_app.command("temporal")
