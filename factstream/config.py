@@ -509,6 +509,14 @@ class ApiSettings(BaseSettings):
         le=1.0,
         description="Cosine similarity floor for facts retrieved for a question.",
     )
+    alpha: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="Hybrid search weight of a question's retrieval: 1 dense only, 0 BM25 "
+        "only (the editor's is FACTSTREAM_EDITOR_ALPHA; docs/evaluation.md says how this "
+        "default was chosen).",
+    )
     max_question_chars: int = Field(2000, ge=1, description="Longest question, characters.")
     time_plan: bool = Field(
         True,

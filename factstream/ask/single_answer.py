@@ -172,7 +172,7 @@ class AnswerEngine:
 
     @classmethod
     def of(cls, clients: Clients, settings: Settings, *, embedder: Embedder | None = None) -> Self:
-        """The engine as configured: ``api`` limits, ``editor`` alpha, the clients' metrics;
+        """The engine as configured: ``api`` limits and alpha, the clients' metrics;
         the one way every caller builds it. ``embedder`` replaces the clients' (a benchmark
         comparing runtimes on one store)."""
         return cls(
@@ -180,7 +180,7 @@ class AnswerEngine:
             embedder or clients.embedder,
             clients.runner,
             settings.api,
-            alpha=settings.editor.alpha,
+            alpha=settings.api.alpha,
             metrics=clients.metrics.query,
         )
 
