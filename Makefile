@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 
 .PHONY: help setup tools services provision demo test test-unit test-integration reliability \
-	screenshots bench bench-1m bench-busy bench-scale bench-breakdown bench-namespaces \
+	screenshots window-clark bench bench-1m bench-busy bench-scale bench-breakdown bench-namespaces \
 	eval-locomo-turns lint format down clean
 # make test's steps run one after another, in the order named, even under make -j: lint and the
 # unit tests fail fast, before provisioning and the integration tests.
@@ -18,6 +18,7 @@ help:
 	@echo "make test-integration  integration tests (real services, reliability suite reduced)"
 	@echo "make reliability       the reliability suite at full size (faults, bad input)"
 	@echo "make screenshots       the web console's browser test, its screenshots to docs/console/"
+	@echo "make window-clark      300 CLARK-News documents: W=8 equal to W=1 (results/window/)"
 	@echo "make bench             the benchmarks (results/bench/<timestamp>.json, a table; ~20 min)"
 	@echo "make bench-1m          ask latency at 1M facts on a Weaviate of its own (~30 min, GBs)"
 	@echo "make bench-busy        one busy namespace: docs/s at windows 1, 4, 16, 32 (issue 18)"
@@ -93,6 +94,12 @@ reliability: lint provision
 # The web console's browser test (Debian's chromium), keeping its screenshots for the docs.
 screenshots: provision
 	FACTSTREAM_SCREENSHOTS=docs/console $(BIN)/pytest tests/integration/test_console_browser.py
+
+# The window's equivalence on the first 300 CLARK-News documents in one namespace, against
+# the LM double whose judgement depends on the whole prompt (issue 39): W=8 equals W=1.
+window-clark: provision
+	FACTSTREAM_WINDOW_CLARK=1 FACTSTREAM_WINDOW_RESULTS=results/window $(BIN)/pytest \
+		tests/integration/test_window_equivalence.py -k clark -s
 
 # Benchmarks on the real local stack (started if needed); see bench/README.md.
 bench: provision

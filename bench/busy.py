@@ -9,7 +9,9 @@ documents. Documents/s runs from their publish to the moment the worker's
 factstream_documents_total counts them all (polled every 0.2 s, with its
 factstream_documents_in_flight).
 
-Per W: LM calls and tokens per document (the stub's /stats), re-decisions by reason and by
+Per W: how many waits for an earlier commit and re-decisions changed the outcome
+(``outcomes_changed``: a wait, the candidates then judged; a re-decision, the plan). LM
+calls and tokens per document (the stub's /stats), re-decisions by reason and by
 when they were made (early, after an earlier commit; or at the document's commit) and their
 LM tokens (the worker's factstream_redecisions_total and factstream_redecision_tokens_total),
 the LM tokens the stub served over the serial run's (``extra_token_share``: what the window
@@ -19,7 +21,9 @@ the bound min(W / (LM calls per document x latency), embedding-only bound) with 
 calls per document of the serial run (W=1). The embedding-only bound embeds, in one
 batched call, the texts the serial run embedded: its documents and every fact its
 changelog changed. Each W's changelog is compared with the serial run's (the edits of each
-document, as multisets): the window must not change the result.
+document, as multisets): the window must not change the result. The stub's judgement depends
+on the whole prompt (Decisions.whole_prompt), so a decision made on other candidates (or the
+same in another order) than one at a time shows changes the changelog.
 
 Predicted dependencies (agents/dependencies.py): every W runs with the configured
 FACTSTREAM_EDITOR_DEPENDENCIES policy; ``--dependencies`` runs other policies at W=16
@@ -67,6 +71,7 @@ _REDECISION_TOKENS = "factstream_redecision_tokens_total"
 _TOKENS = "factstream_lm_tokens_total"
 _REFUSED = "factstream_lm_refused_total"
 _WAITS = "factstream_dependency_waits_total"
+_OUTCOMES = "factstream_window_outcomes_total"
 _GROUNDING = ("prompt_text", "placeholder", "ungrounded_entity", "ungrounded_number")
 
 
@@ -243,7 +248,26 @@ def _figures(
         else 0.0,
         "grounding_refused": int(refused),
         "dependency_waits": {k: int(v) for k, v in samples.by_label(_WAITS, "on").items() if v},
+        "outcomes_changed": outcomes_changed(samples),
     }
+
+
+def outcomes_changed(samples: Samples) -> dict[str, dict[str, float]]:
+    """Per step (wait: for an earlier commit; early, commit: a re-decision), how many there
+    were and how many changed the outcome (a wait, the candidates judged; a re-decision,
+    the plan): the share that bounds what any smarter scheme can gain (issue 39)."""
+    found: dict[str, dict[str, float]] = {}
+    for step in ("wait", "early", "commit"):
+        changed = samples.total(_OUTCOMES, step=step, changed="true")
+        same = samples.total(_OUTCOMES, step=step, changed="false")
+        if changed + same:
+            total = changed + same
+            found[step] = {
+                "count": int(total),
+                "changed": int(changed),
+                "changed_share": round(changed / total, 4),
+            }
+    return found
 
 
 def _bounded(
@@ -259,7 +283,10 @@ def _bounded(
 async def run(base: Settings, size: Size, workdir: Path, data: Path) -> dict[str, Any]:
     """Every window of ``size.busy_windows``, smallest first (the serial run: W=1)."""
     clark = load(data)
-    rules, docs = stub_rules(clark), stream_documents(clark, size.busy_docs, [NAMESPACE])
+    # The stub's judgement depends on the whole prompt too (issue 39): a decision made on
+    # other candidates than one at a time shows cannot leave the changelog equal by chance.
+    rules = {**stub_rules(clark), "whole_prompt": True}
+    docs = stream_documents(clark, size.busy_docs, [NAMESPACE])
     windows = sorted(set(size.busy_windows))
     runs: dict[int, dict[str, Any]] = {}
     serial: list[FactEdit] = []

@@ -264,12 +264,21 @@ class WorkerMetrics(_Group):
         "task",
         "LM tokens (prompt and completion) spent deciding documents again, by task.",
     )
+    window_outcomes: Counter = _counter(
+        "factstream_window_outcomes",
+        "step changed",
+        "Waits for an earlier commit and re-decisions of the window, by whether they "
+        "changed the outcome (changed: true/false): a wait (step wait), the candidates "
+        "the document is then judged on; a re-decision (step early or commit), its plan.",
+    )
     dependency_waits: Counter = _counter(
         "factstream_dependency_waits",
         "on",
         "Documents that waited before their judgement for an earlier document of "
         "their window: on depends (its planned edits may change their candidates: "
-        "decided after its commit) or unknown (its plan was not known yet).",
+        "decided after its commit), unknown (its plan was not known yet), judgement "
+        "(predict: its decision, not its commit) or predicted (predict: decided on the "
+        "knowledge base the earlier plans will leave).",
     )
     dependency_distance: Histogram = _histogram(
         "factstream_dependency_distance",

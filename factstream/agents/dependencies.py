@@ -29,7 +29,9 @@ from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Literal, Protocol
 
+from factstream.edit.conflicts import conflict
 from factstream.edit.pipeline import EditPlan, PlannedEdit
+from factstream.edit.retrieval import Overlay
 from factstream.embed.base import Vector
 from factstream.metrics import WorkerMetrics
 from factstream.store.base import SearchHit, StoredFact
@@ -37,7 +39,7 @@ from factstream.topics.records import EditOp, Fact, HistoryEntry, edit_id_for, f
 
 __all__ = ["Gate", "Policy", "Track", "Verdict"]
 
-Policy = Literal["speculate", "extraction", "wait"]
+Policy = Literal["predict", "speculate", "extraction", "wait"]
 
 # Edits that change an existing fact's text or truth (a reinforce changes neither).
 _ENDS = (EditOp.INVALIDATE, EditOp.CLOSE, EditOp.REWRITE)
@@ -67,6 +69,10 @@ class Predictor(Protocol):
     ) -> bool: ...
 
     async def embed(self, texts: list[str]) -> list[Vector]: ...
+
+    async def predict(
+        self, plan: EditPlan, overlay: Overlay
+    ) -> tuple[int, list[SearchHit]] | None: ...
 
 
 class Track:
@@ -148,6 +154,8 @@ def _planned_fact(plan: EditPlan, position: int, edit: PlannedEdit) -> Fact:
         ],
         first_seen=doc.timestamp,
         last_changed=doc.timestamp,
+        valid_from=edit.valid_from or doc.timestamp,
+        valid_to=edit.valid_to,
         subject=None if structure is None else structure.subject,
         relation=None if structure is None else structure.relation,
         object=None if structure is None else structure.object,
@@ -195,6 +203,20 @@ class Gate:
             marks = [track.mark() for track in earlier]  # before looking: no progress missed
             verdicts = [await self.verdict(track, plan, hits) for track in earlier]
             depends = [i for i, v in enumerate(verdicts) if v is Verdict.DEPENDS]
+            if depends and self._policy == "predict":
+                # Value speculation: judged against the knowledge base as the earlier plans
+                # will leave it, once the plans it depends on are decided (not committed).
+                unsettled = [i for i in depends if not earlier[i].settled]
+                if unsettled:
+                    self._count("judgement")
+                    await _first([(earlier[i], marks[i]) for i in unsettled])
+                    continue
+                found = await self.current(plan)
+                if found is not None:
+                    log.info("%r judged on the predicted knowledge base", plan.document.id)
+                    self._count("predicted")
+                    self.base, hits = found
+                    return hits
             if depends:  # the nearest: every one before it commits first
                 blocker, distance = earlier[depends[-1]], len(earlier) - depends[-1]
                 log.info(
@@ -205,7 +227,13 @@ class Gate:
                 self._count("depends")
                 self._nearest = min(distance, self._nearest or distance)
                 await blocker.committed.wait()
+                before = hits
                 self.base, hits = await self._predictor.probe(plan)
+                # Did the wait matter? Only if it changed what the LM is shown.
+                changed = conflict(before, hits, plan.document.timestamp) is not None
+                self._metrics.window_outcomes.labels(
+                    step="wait", changed=str(changed).lower()
+                ).inc()
                 continue
             unknown = [
                 (track, mark)
@@ -225,6 +253,42 @@ class Gate:
             if self._nearest is not None:
                 self._metrics.dependency_distance.observe(self._nearest)
             return hits
+
+    async def current(self, plan: EditPlan) -> tuple[int, list[SearchHit]] | None:
+        """With the ``predict`` policy, ``plan``'s candidates on the knowledge base as the
+        decided plans of the earlier documents still in flight will leave it (their new
+        facts in, the facts they end out), with the commits counted before; None where it
+        cannot be predicted (another policy, a batch recovered, a fact with an end or a
+        later event time; the ranking's settings)."""
+        if self._policy != "predict":
+            return None
+        overlay = await self._overlay(plan)
+        return None if overlay is None else await self._predictor.predict(plan, overlay)
+
+    async def _overlay(self, plan: EditPlan) -> Overlay | None:
+        when = plan.document.timestamp
+        added: list[StoredFact] = []
+        ended: set[str] = set()
+        for track in self._earlier():
+            if track.committed.is_set() or not track.settled:
+                continue  # not decided: predicted to change nothing (the commit checks)
+            if track.plan is None:
+                if track.recovered:
+                    return None
+                continue
+            source = track.plan
+            if source.document.timestamp > when:
+                return None
+            ended |= {p.fact_id for p in source.planned if p.op in _ENDS and p.fact_id}
+            new = [(i, p) for i, p in enumerate(source.planned) if p.op in _NEW]
+            if any(p.valid_to is not None for _, p in new):
+                return None  # an interval that ends: whether it holds then is the store's
+            vectors = await track.vectors([p.text for _, p in new], self._predictor)
+            added += [
+                StoredFact(_planned_fact(source, i, p), vector)
+                for (i, p), vector in zip(new, vectors, strict=True)
+            ]
+        return Overlay(added, frozenset(ended))
 
     async def verdict(self, track: Track, plan: EditPlan, hits: Sequence[SearchHit]) -> Verdict:
         """What ``track``'s plan, as far as known, does to ``plan``'s candidates ``hits``."""

@@ -35,13 +35,14 @@ from factstream.edit.pipeline import (
     DecisionGate,
     EditContext,
     EditPlan,
+    batch_id_for,
     bound_problem,
     edit_document,
     retrieve,
     timed,
     to_records,
 )
-from factstream.edit.retrieval import Retrieval, could_change
+from factstream.edit.retrieval import Overlay, Retrieval, could_change
 from factstream.embed.base import Vector
 from factstream.errors import BadInput, LMOutputInvalid, StoreUnavailable
 from factstream.resilience import backoff_delay
@@ -115,6 +116,12 @@ def _new_texts(decision: Decision | None) -> list[str]:
     """The texts of the new facts a decision's plan writes (added, or rewritten into)."""
     plan = None if decision is None else decision.plan
     return [] if plan is None else [e.text for e in plan.planned if e.op in _NEW]
+
+
+def _outcome(plan: EditPlan) -> tuple[bool, str]:
+    """What a plan commits (over the blast radius, or its batch): two plans with the same
+    outcome write the same changelog records."""
+    return plan.over_limit, batch_id_for(plan.document, plan.planned)
 
 
 def _where(record: InputRecord) -> str:
@@ -406,6 +413,19 @@ class Editor:
         now = await retrieve(doc, self._ctx, {} if timings is None else timings, vectors)
         return base, now
 
+    async def predict(self, plan: EditPlan, overlay: Overlay) -> tuple[int, list[SearchHit]] | None:
+        """``plan``'s document's candidates on the knowledge base as predicted (as it stands
+        now, with ``overlay``: what earlier documents in flight will write and end), with the
+        commits counted before; None where the ranking cannot be predicted (not the cosine
+        rerank of a first stage)."""
+        how = self._retrieval
+        if plan.vector is None or how.rank != "cosine" or not how.first_stage:
+            return None
+        doc = plan.document
+        base = self._ledger.count(doc.namespace)
+        now = await retrieve(doc, self._ctx, {}, plan.queries or [plan.vector], overlay)
+        return base, now
+
     async def redecide(
         self, plan: EditPlan, now: list[SearchHit], reason: Conflict, at: Literal["early", "commit"]
     ) -> EditPlan:
@@ -419,6 +439,8 @@ class Editor:
         again = await edit_document(doc, self._ctx, retrieved=now, reuse=plan)
         for task, usage in again.usage.items():
             self.metrics.redecision_tokens.labels(task=task).inc(usage.total_tokens)
+        changed = _outcome(again) != _outcome(plan)
+        self.metrics.window_outcomes.labels(step=at, changed=str(changed).lower()).inc()
         return again
 
     async def _dead_letter(self, record: InputRecord, reason: str, error_type: str) -> Outcome:

@@ -163,7 +163,7 @@ class Speculation:
                 changed, self._changed = self._changed, []
                 if changed is not None and not self._editor.could_change(first, seen, changed):
                     continue  # the commit's check retrieves again, in case
-                base, now = await self._editor.probe(first)
+                base, now = await self._probe(first)
                 reason = conflict(seen, now, first.document.timestamp)
                 if reason is None:
                     confirmed = base
@@ -179,6 +179,12 @@ class Speculation:
         finally:
             if redo is not None:
                 await _cancel(redo)
+
+    async def _probe(self, plan: EditPlan) -> tuple[int, list[SearchHit]]:
+        """The candidates as they stand now; with the ``predict`` policy, as the earlier
+        documents still in flight will leave them (``Gate.current``)."""
+        found = None if self._gate is None else await self._gate.current(plan)
+        return found if found is not None else await self._editor.probe(plan)
 
     def _now(self) -> Decision:
         assert self._decision is not None  # noqa: S101 - set before the loop starts

@@ -5,6 +5,13 @@ the knowledge base as it stood then. At its own commit its retrieval runs again;
 stands only if the LM would be shown exactly the same candidates: the same facts (ids), with
 the same texts and truth at the document's event time, in the same order. Anything else is a
 conflict, and the document is decided again on what it retrieves now.
+
+The candidates are compared in the order the LM is shown them (``pipeline.shown_order``:
+oldest first, then by text), which does not depend on their scores, so candidates that
+only ranked differently are no conflict. A document decided again asks the LM only the
+prompts that changed (``EditPlan.answers``): with ``classify_mode`` per_fact, a fact added
+elsewhere in the list costs its own classification (and the rewrites, whose prompts list
+the facts still true), not the others'.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ class Conflict(StrEnum):
     ADDED = "added"  # a fact is a candidate now that was not then
     REMOVED = "removed"  # a fact that was a candidate is not any more
     CHANGED = "changed"  # the same fact with another text or truth
-    REORDERED = "reordered"  # the same candidates in another order
+    REORDERED = "reordered"  # the same candidates in another order (not in shown order)
 
 
 Candidate = tuple[str, str, bool | None]

@@ -43,7 +43,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from factstream.config import EditorSettings
 from factstream.edit.about import NotAbout, check_about, fact_names
@@ -51,7 +51,13 @@ from factstream.edit.ahead import DocumentVectors
 from factstream.edit.grounding import Refusal, check_grounded
 from factstream.edit.passages import passages
 from factstream.edit.persons import cite_turns, unresolved_person
-from factstream.edit.retrieval import Retrieval, Where, editor_candidates, query_vectors
+from factstream.edit.retrieval import (
+    Overlay,
+    Retrieval,
+    Where,
+    editor_candidates,
+    query_vectors,
+)
 from factstream.embed.base import Embedder, Vector
 from factstream.lm.base import Usage
 from factstream.lm.tasks.editing import (
@@ -94,11 +100,13 @@ __all__ = [
     "edit_document",
     "retrieve",
     "normalise",
+    "shown_order",
     "timed",
     "to_records",
 ]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -215,6 +223,10 @@ class EditPlan:
     # Facts the classification made false that the subject check refused (they keep their
     # truth): fact id -> why.
     not_about: dict[str, NotAbout] = field(default_factory=dict)
+    # The LM's answers of this document's judgements, by what their prompt showed: a new
+    # decision on other candidates (``reuse``) takes the answer of a prompt it would send
+    # again, as the LM would give it, and asks only the prompts that differ.
+    answers: dict[tuple[object, ...], TaskResult[Any]] = field(default_factory=dict)
 
     def spend(self, task: str, usage: Usage) -> None:
         """Add ``usage`` to what ``task`` cost this document."""
@@ -244,9 +256,14 @@ async def document_queries(doc: Document, ctx: EditContext, vector: Vector) -> l
 
 
 async def retrieve(
-    doc: Document, ctx: EditContext, timings: dict[str, float], vectors: Sequence[Vector]
+    doc: Document,
+    ctx: EditContext,
+    timings: dict[str, float],
+    vectors: Sequence[Vector],
+    overlay: Overlay | None = None,
 ) -> list[SearchHit]:
-    """The facts ``doc`` may edit: its candidates in the knowledge base as it stands now.
+    """The facts ``doc`` may edit: its candidates in the knowledge base as it stands now
+    (with ``overlay``: as predicted, ``retrieval.Overlay``).
 
     ``vectors``: its queries' (``document_queries``), or the first of them; the rest are
     embedded here."""
@@ -254,20 +271,60 @@ async def retrieve(
     where = Where(doc.namespace, doc.timestamp, ValidInterval(doc.timestamp, None))
     how = Retrieval.from_settings(ctx.settings)
     title = document_title(doc.title, doc.source)
-    return await editor_candidates(
-        ctx.store, ctx.embedder, where, doc.text, how, timings, vectors=vectors, title=title
+    found = await editor_candidates(
+        ctx.store,
+        ctx.embedder,
+        where,
+        doc.text,
+        how,
+        timings,
+        vectors=vectors,
+        title=title,
+        overlay=overlay,
     )
+    return shown_order(found)
+
+
+def shown_order(hits: Sequence[SearchHit]) -> list[SearchHit]:
+    """The candidates in the order the LM is shown them: oldest first, then by text (then
+    fact id).
+
+    A fixed order, not the ranking's: which facts are candidates is the ranking's choice,
+    but the prompt does not depend on how they ranked, so the same candidates always make
+    the same prompt (a document decided early stands when only their scores moved).
+    """
+    return sorted(hits, key=lambda hit: (hit.fact.first_seen, hit.fact.text, hit.fact.fact_id))
+
+
+def _again(result: TaskResult[T]) -> TaskResult[T]:
+    """An answer taken again for the same prompt: it costs no call now."""
+    return TaskResult(result.value, result.prompt, result.model, Usage(), calls=0, attempts=0)
 
 
 async def _classify(
-    view: DocumentView, hits: Sequence[SearchHit], ctx: EditContext
+    view: DocumentView, hits: Sequence[SearchHit], ctx: EditContext, plan: EditPlan
 ) -> TaskResult[list[Label]]:
-    texts, cfg = [hit.fact.text for hit in hits], ctx.settings
+    """The candidates' labels; a prompt this document sent before is not sent again
+    (``plan.answers``): per fact, only the facts not asked about before are."""
+    texts, cfg, answers = [hit.fact.text for hit in hits], ctx.settings, plan.answers
     if cfg.classify_mode == "per_fact":
-        return await classify_facts_per_fact(
-            ctx.runner, view, texts, prompt=cfg.classify_fact_prompt
-        )
-    return await classify_facts_batched(ctx.runner, view, texts, prompt=cfg.classify_prompt)
+        prompt = cfg.classify_fact_prompt
+        missing = [t for t in dict.fromkeys(texts) if ("classify_fact", prompt, t) not in answers]
+        if missing:
+            asked = await classify_facts_per_fact(ctx.runner, view, missing, prompt=prompt)
+            for text, label in zip(missing, asked.value, strict=True):
+                answers["classify_fact", prompt, text] = asked.with_value(label)
+        labels = [answers["classify_fact", prompt, t].value for t in texts]
+        first = answers["classify_fact", prompt, texts[0]]
+        if not missing:
+            return _again(first.with_value(labels))
+        return asked.with_value(labels)
+    key = ("classify_facts", cfg.classify_prompt, tuple(texts))
+    if key in answers:
+        return _again(answers[key])
+    result = await classify_facts_batched(ctx.runner, view, texts, prompt=cfg.classify_prompt)
+    answers[key] = result
+    return result
 
 
 # What a false label says of the fact: outdated, the world changed (an update: closed);
@@ -289,14 +346,16 @@ async def _rewrites(
 ) -> list[PlannedEdit]:
     async def one(hit: SearchHit, label: Label) -> PlannedEdit:
         change = _CHANGES[label]
-        result = await rewrite_false_fact(
-            ctx.runner,
-            view,
-            hit.fact.text,
-            still_true,
-            change=None if change is None else _TOLD[change],
-            prompt=ctx.settings.rewrite_prompt,
-        )
+        told = None if change is None else _TOLD[change]
+        prompt = ctx.settings.rewrite_prompt
+        key = ("rewrite_fact", prompt, hit.fact.text, tuple(still_true), told)
+        if key in plan.answers:  # the same prompt as an earlier decision's: its answer
+            result = _again(plan.answers[key])
+        else:
+            result = await rewrite_false_fact(
+                ctx.runner, view, hit.fact.text, still_true, change=told, prompt=prompt
+            )
+            plan.answers[key] = result
         plan.spend("rewrite", result.usage)
         rewrite = result.value
         if rewrite is not None and _refusal(
@@ -480,6 +539,7 @@ async def edit_document(
     if reuse is not None:
         plan.vector, plan.queries = reuse.vector, reuse.queries
         plan.extraction = reuse.extraction
+        plan.answers = reuse.answers
     await gather_or_cancel(
         _judge(plan, ctx, view, retrieved, gate), _extract(plan, ctx, view, gate)
     )
@@ -515,9 +575,9 @@ async def _judge(
             with timed(plan.timings, "embed"):  # the title's, the sentences' (if any)
                 plan.queries = await document_queries(doc, ctx, plan.vector)
         retrieved = await retrieve(doc, ctx, plan.timings, plan.queries)
-    plan.retrieved = retrieved
+    plan.retrieved = shown_order(retrieved)
     if gate is not None:
-        plan.retrieved = await gate.judge_on(plan)
+        plan.retrieved = shown_order(await gate.judge_on(plan))
     hits = plan.retrieved
     # The audit trail of the blast radius: the only facts this document may edit.
     ids = " ".join(hit.fact.fact_id for hit in hits) or "-"
@@ -525,7 +585,7 @@ async def _judge(
     if not hits:
         return
     with timed(plan.timings, "classify"):
-        classified = await _classify(view, hits, ctx)
+        classified = await _classify(view, hits, ctx, plan)
     plan.labels = classified.value
     plan.spend("classify", classified.usage)
     decided = _decided(classified)

@@ -50,6 +50,7 @@ from factstream.topics.records import Fact
 
 __all__ = [
     "Candidate",
+    "Overlay",
     "Retrieval",
     "Where",
     "could_change",
@@ -75,6 +76,35 @@ class Where:
     namespace: str
     as_of: datetime | None
     valid: ValidInterval | None = None
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """The knowledge base as predicted: the facts earlier documents still in flight will
+    write (their planned new facts, with their vectors) and end (ids), over the store's.
+
+    Retrieval through an overlay ranks the store's first stage with ``added`` in it and
+    ``ended`` out, by the same rerank (agents/dependencies.py: a document decided against
+    the predicted knowledge base). The store's first stage itself is not predicted (a new
+    fact could push another out of its pool, or move BM25 statistics): a commit's check
+    compares with the real retrieval.
+    """
+
+    added: Sequence[StoredFact] = ()
+    ended: frozenset[str] = frozenset()
+
+
+def _overlaid(
+    runs: list[list[SearchHit]], overlay: Overlay, vectors: Sequence[Sequence[float]]
+) -> list[list[SearchHit]]:
+    """The first stage's runs with ``overlay``'s facts: ended and replaced ones out, the
+    added ones in the first run at their best cosine with any query."""
+    out = {stored.fact.fact_id for stored in overlay.added} | overlay.ended
+    kept = [[hit for hit in run if hit.fact.fact_id not in out] for run in runs]
+    for stored in overlay.added:
+        similarity = max(_cosine(vector, stored.vector) for vector in vectors)
+        kept[0].append(SearchHit(stored.fact, similarity, 0.0))
+    return kept
 
 
 @dataclass
@@ -173,13 +203,15 @@ async def ranked_candidates(
     timings: dict[str, float] | None = None,
     vectors: Sequence[Sequence[float]] = (),
     title: str | None = None,
+    overlay: Overlay | None = None,
 ) -> list[Candidate]:
     """The first ``depth`` facts (``top_k`` if None) in the order the editor ranks them.
 
     Unlike :func:`editor_candidates`, facts below the floor are kept (marked), for the
     evaluation's recall at depths past what the editor sees. ``title``: the document's
     title (``names.document_title``), a query of its own with ``how.title``. ``vectors``:
-    the first queries' vectors (``query_vectors``) when the caller has them.
+    the first queries' vectors (``query_vectors``) when the caller has them. ``overlay``:
+    rank as if its facts were written and ended (first stage only).
     """
     depth = depth or how.top_k
     timings = timings if timings is not None else {}
@@ -204,6 +236,8 @@ async def ranked_candidates(
         )
 
     if not how.first_stage:
+        if overlay is not None:
+            raise ValueError("the store's plain hybrid search cannot be overlaid")
         hits = await search(text, vectors[0], how.alpha, depth)
         timings["retrieve"] = timings.get("retrieve", 0.0) + time.perf_counter() - embedded
         return [Candidate(h, h.similarity >= how.min_similarity) for h in hits]
@@ -215,6 +249,8 @@ async def ranked_candidates(
         searches.append(search(" ".join(names), vectors[0], 0.0, size))
     # One request each, all at once (read-only; the runs keep the queries' order).
     runs = await gather_or_cancel(*searches)
+    if overlay is not None:
+        runs = _overlaid(runs, overlay, vectors)
     pool: dict[str, _Pooled] = {}
     hybrid = {hit.fact.fact_id: hit.score for hit in runs[0]}  # the document's own query
     for run in runs:
@@ -284,6 +320,7 @@ async def editor_candidates(
     *,
     vectors: Sequence[Sequence[float]] = (),
     title: str | None = None,
+    overlay: Overlay | None = None,
 ) -> list[SearchHit]:
     """The facts the editor shows the LM for a document: at most ``top_k``, all past the floor.
 
@@ -301,6 +338,7 @@ async def editor_candidates(
         timings=timings,
         vectors=vectors,
         title=title,
+        overlay=overlay,
     )
     return [c.hit for c in ranked if c.passes][: how.top_k]
 

@@ -10,7 +10,10 @@ have happened.
 
 With FACTSTREAM_WINDOW_CLARK=1 the same comparison runs on the first 300 CLARK-News
 documents in one namespace (the stub LM's CLARK rules, bench/corpus.py); its figures go to
-FACTSTREAM_WINDOW_RESULTS (a folder) when that is set.
+FACTSTREAM_WINDOW_RESULTS (a folder) when that is set (``make window-clark``). The LM double's
+judgement depends on the whole prompt (Decisions.whole_prompt): a document decided on other
+candidates, or the same ones in another order, than one at a time shows would change the
+changelog, so equality cannot come by chance.
 """
 
 from __future__ import annotations
@@ -42,12 +45,19 @@ pytestmark = pytest.mark.integration
 WINDOW = "8"
 _AGAIN = re.compile(r"decide '[^']+' again: candidates (\w+)")
 _WAITS = re.compile(r"'[^']+' waits for the commit \d+ before it")
+_PREDICTED = re.compile(r"'[^']+' judged on the predicted knowledge base")
 
 
 def redecisions(stack: Stack) -> Counter[str]:
     """Re-decisions the workers logged, by reason."""
     logs = "".join(stack.worker_log(i) for i in range(len(stack.workers)))
     return Counter(_AGAIN.findall(logs))
+
+
+def predicted(stack: Stack) -> int:
+    """Documents the workers logged judged on the predicted knowledge base (predict)."""
+    logs = "".join(stack.worker_log(i) for i in range(len(stack.workers)))
+    return len(_PREDICTED.findall(logs))
 
 
 def dependency_waits(stack: Stack) -> int:
@@ -70,7 +80,7 @@ async def windowed_run(
     return stack, await snapshot(stack, scenario)
 
 
-@pytest.mark.parametrize("dependencies", ["off", "extraction", "speculate"])
+@pytest.mark.parametrize("dependencies", ["off", "extraction", "speculate", "predict"])
 async def test_a_window_of_8_on_a_conflicting_stream_equals_one_at_a_time(
     stack_factory: StackFactory, dependencies: str
 ) -> None:
@@ -97,6 +107,8 @@ async def test_a_window_of_8_on_a_conflicting_stream_equals_one_at_a_time(
     )
     if dependencies == "off":
         assert sum(again.values()) > 0, "no document decided again: the stream did not conflict"
+    elif dependencies == "predict":  # decided on the knowledge base earlier plans leave
+        assert predicted(stack) > 0, "no document judged on the predicted knowledge base"
     else:
         assert waited > 0, "no document waited for an earlier one: the stream did not conflict"
     assert stack.lm_stats()["max_in_flight"] > 2  # several documents' calls at once
@@ -106,8 +118,9 @@ async def test_a_window_of_8_on_a_conflicting_stream_equals_one_at_a_time(
     os.environ.get("FACTSTREAM_WINDOW_CLARK") != "1",
     reason="300 CLARK-News documents twice; FACTSTREAM_WINDOW_CLARK=1 runs it",
 )
+@pytest.mark.parametrize("dependencies", ["speculate", "predict"])
 async def test_the_first_300_clark_news_documents_in_one_namespace(
-    stack_factory: StackFactory,
+    stack_factory: StackFactory, dependencies: str
 ) -> None:
     from bench.corpus import load, stream_documents, stub_rules
 
@@ -116,13 +129,16 @@ async def test_the_first_300_clark_news_documents_in_one_namespace(
     scenario = Scenario(
         "clark-300",
         [d.model_dump(mode="json") for d in docs],
-        Decisions.from_json(stub_rules(clark)),
+        # The judgement depends on the whole prompt too (the candidates and their order).
+        Decisions.from_json({**stub_rules(clark), "whole_prompt": True}),
     )
     began = time.monotonic()
     reference = await reference_snapshot(stack_factory, scenario, timeout_s=3600)
     serial_s = time.monotonic() - began
     began = time.monotonic()
-    stack, actual = await windowed_run(stack_factory, scenario, timeout_s=3600)
+    stack, actual = await windowed_run(
+        stack_factory, scenario, timeout_s=3600, FACTSTREAM_EDITOR_DEPENDENCIES=dependencies
+    )
     window_s = time.monotonic() - began
 
     assert_same(actual, reference)
@@ -130,11 +146,13 @@ async def test_the_first_300_clark_news_documents_in_one_namespace(
     figures = {
         "documents": len(docs),
         "window": int(WINDOW),
+        "dependencies": dependencies,
         "edits": len(actual.edits),
         "ops": actual.ops(),
         "facts": actual.fact_count,
         "redecisions": dict(sorted(again.items())),
         "waited_for_an_earlier_commit": waited,
+        "judged_on_the_predicted_knowledge_base": predicted(stack),
         "equal": True,
         "seconds_w1": round(serial_s, 1),
         "seconds_w8": round(window_s, 1),
@@ -144,6 +162,6 @@ async def test_the_first_300_clark_news_documents_in_one_namespace(
     folder = os.environ.get("FACTSTREAM_WINDOW_RESULTS")
     if folder:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        path = Path(folder) / f"window-clark-300-{stamp}.json"
+        path = Path(folder) / f"window-clark-300-{dependencies}-{stamp}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(figures, indent=2) + "\n")

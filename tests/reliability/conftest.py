@@ -99,7 +99,12 @@ class WindowEnv:
         return test if self.size == 1 else f"{test}_w{self.size}"
 
 
-@pytest.fixture(params=[1, 8], ids=["w1", "w8"])
+# The windows the fault tests run at: 1 and 8, or FACTSTREAM_RELIABILITY_WINDOWS ("16";
+# the policy is the workers' FACTSTREAM_EDITOR_DEPENDENCIES, inherited from the environment).
+_WINDOWS = [int(w) for w in os.environ.get("FACTSTREAM_RELIABILITY_WINDOWS", "1,8").split(",")]
+
+
+@pytest.fixture(params=_WINDOWS, ids=[f"w{w}" for w in _WINDOWS])
 def window_env(request: pytest.FixtureRequest) -> WindowEnv:
     """Every guarantee holds one document at a time and with a window of 8 in flight."""
     return WindowEnv(int(request.param))

@@ -70,7 +70,9 @@ def conflicting(count: int) -> tuple[list[bytes], Decisions]:
     extract: dict[str, list[Any]] = {
         f"[d{i}]": [f"The mayor is person {i}.", f"Line {i} is open."] for i in range(count)
     }
-    decisions = Decisions(extract=extract, outdated={"mayor is": None}, reinforce={"Line"})
+    decisions = Decisions(
+        extract=extract, outdated={"mayor is": None}, reinforce={"Line"}, whole_prompt=True
+    )
     return [document(i) for i in range(count)], decisions
 
 
@@ -165,11 +167,43 @@ async def test_a_window_of_eight_commits_in_order_what_one_at_a_time_commits() -
     assert windowed.sample("factstream_redecisions_total", reason="added", at="early") > 0
     assert serial.metrics.registry.get_sample_value("factstream_redecisions_total") is None
     assert windowed.sample("factstream_redecision_tokens_total", task="classify") > 0
+    # Every finished re-decision is counted by whether its plan differs from the one it
+    # replaces (a stale one cancelled is not: it has no plan).
+    outcomes = "factstream_window_outcomes_total"
+    for at in ("early", "commit"):
+        counted = sum(windowed.sample(outcomes, step=at, changed=c) for c in ("true", "false"))
+        assert counted <= windowed.sample("factstream_redecisions_total", reason="added", at=at)
+    assert windowed.sample(outcomes, step="early", changed="true") > 0  # a new mayor ends
     assert windowed.sample("factstream_redecision_tokens_total", task="extract") == 0
     # A re-decision keeps its extraction: one extraction per document, as one at a time.
     assert windowed.lm.tasks().count("extract_facts") == 16
     assert serial.lm.tasks().count("extract_facts") == 16
     assert windowed.sample("factstream_documents_in_flight", partition="0") == 0
+
+
+async def test_documents_decided_on_the_predicted_knowledge_base_commit_the_serial_result() -> None:
+    # Each document ends the mayor the one before it names: with ``predict`` it waits for
+    # that document's decision, not its commit, and is judged on the knowledge base its
+    # plan will leave; the commit's check finds what the LM was shown unchanged.
+    values, decisions = conflicting(16)
+    serial, predicted = Run(decisions, 1), Run(decisions, 8, dependencies="predict")
+    await serial.feed(list(values))
+    await predicted.feed(list(values))
+    assert predicted.outcomes == serial.outcomes
+    assert predicted.publisher.comparable() == serial.publisher.comparable()
+    assert await predicted.store.list_facts(NS, include_false=True, limit=1000) == (
+        await serial.store.list_facts(NS, include_false=True, limit=1000)
+    )
+    waits = "factstream_dependency_waits_total"
+    assert predicted.sample(waits, on="predicted") >= 8  # decided before the commit
+    assert predicted.sample(waits, on="depends") < 8
+    again = sum(
+        predicted.sample("factstream_redecisions_total", reason=r, at=at)
+        for r in ("added", "removed", "changed", "reordered")
+        for at in ("early", "commit")
+    )
+    assert again <= 2, again  # the predictions held: decided once
+    assert predicted.lm.most > 2  # several documents' calls at once
 
 
 @pytest.mark.parametrize("policy", ["speculate", "extraction", "wait"])
@@ -190,6 +224,9 @@ async def test_predicted_dependencies_decide_each_document_once(policy: Policy) 
     # Each document ends the mayor the one before it named: it waited for that commit and
     # was decided once, as one at a time.
     assert waits == 15
+    # Each wait was for the mayor the one before named: it changed the candidates judged.
+    outcomes = "factstream_window_outcomes_total"
+    assert predicted.sample(outcomes, step="wait", changed="true") >= 15
     assert predicted.sample("factstream_dependency_distance_count") == 15
     assert predicted.sample("factstream_dependency_distance_bucket", le="1.0") == 15
     assert predicted.lm.tasks().count("classify_facts") == serial.lm.tasks().count("classify_facts")

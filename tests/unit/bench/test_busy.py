@@ -9,7 +9,7 @@ import pytest
 import typer
 
 from bench.bounds import bound, goals, lm_bound
-from bench.busy import _embedded_texts, _env, _signature, window_supported
+from bench.busy import _embedded_texts, _env, _signature, outcomes_changed, window_supported
 from bench.report import busy_goals, markdown
 from bench.run import busy_size
 from bench.scrape import parse
@@ -166,3 +166,15 @@ def test_tokens_over_the_serial_run_count_against_the_re_decision_goal() -> None
     costly = {**_run(8.0, 0.7, 0.05), "extra_token_share": 0.3}
     checked = goals({1: _run(1.0, 0.9, 0.0), 16: costly})
     assert checked["max_redecision_token_share"] == 0.3 and checked["redecision_met"] is False
+
+
+def test_the_share_of_waits_and_redecisions_that_changed_the_outcome() -> None:
+    samples = parse(
+        'factstream_window_outcomes_total{step="wait",changed="true"} 3.0\n'
+        'factstream_window_outcomes_total{step="wait",changed="false"} 1.0\n'
+        'factstream_window_outcomes_total{step="early",changed="false"} 2.0\n'
+    )
+    assert outcomes_changed(samples) == {
+        "wait": {"count": 4, "changed": 3, "changed_share": 0.75},
+        "early": {"count": 2, "changed": 0, "changed_share": 0.0},
+    }

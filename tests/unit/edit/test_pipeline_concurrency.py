@@ -36,7 +36,9 @@ async def test_classification_extraction_and_rewrites_run_at_once_same_batch() -
         concurrent.store, concurrent.embedder, TaskRunner(slow), concurrent.ctx.settings
     )
     assert await _batches(concurrent) == serial
-    assert [op for op, _, _ in serial[1]] == ["rewrite", "close", "rewrite", "add"]
+    # The candidates' edits in the order the LM is shown them (oldest first, then by text:
+    # blue, green, red here), then the new fact.
+    assert [op for op, _, _ in serial[1]] == ["close", "rewrite", "rewrite", "add"]
     assert slow.overlap("classify_facts", "extract_facts")
     assert slow.overlap("rewrite_fact", "rewrite_fact")  # three rewrites, together
     assert slow.most == 3
