@@ -164,9 +164,7 @@ async def _multi_hop_latencies(engine: QueryEngine, asked: list[str]) -> dict[st
 
 
 def _engine(clients: Clients, s: Settings, embedder: Embedder | None = None) -> QueryEngine:
-    return QueryEngine(
-        clients.store, embedder or clients.embedder, clients.runner, s.api, alpha=s.editor.alpha
-    )
+    return QueryEngine.of(clients, s, embedder=embedder)
 
 
 async def _reference(settings: Settings) -> Embedder | None:

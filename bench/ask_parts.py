@@ -69,7 +69,7 @@ async def _measure(clients: Any, settings: Any, asked: list[str]) -> dict[str, A
     store, embedder = clients.store, clients.embedder
     engine = _engine(clients, settings)
     facts = store._facts.with_tenant(_NAMESPACE)  # noqa: SLF001 - the store's own query
-    top_k, alpha, floor = settings.api.top_k, settings.editor.alpha, settings.api.min_similarity
+    top_k, alpha, floor = settings.api.top_k, settings.api.alpha, settings.api.min_similarity
     limit = ws._first_limit(top_k, settings.store.search_overfetch, None, None)  # noqa: SLF001
 
     async def query(text: str, vector: list[float], **kw: Any) -> Any:

@@ -93,7 +93,7 @@ async def _measure(clients: Any, settings: Any, asked: list[str], weaviate: int 
     store, embedder = clients.store, clients.embedder
     engine = _engine(clients, settings)
     facts = store._facts.with_tenant(_NAMESPACE)  # noqa: SLF001 - the store's own query
-    alpha, floor = settings.editor.alpha, settings.api.min_similarity
+    alpha, floor = settings.api.alpha, settings.api.min_similarity
     inner = {"seconds": 0.0}
     encode = embedder.encode
 

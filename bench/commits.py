@@ -22,6 +22,7 @@ from typing import Any
 
 from bench.chains import chain_seconds
 from factstream.topics.records import Document
+from factstream_lab.provenance import stamped
 
 __all__ = ["commit_figures", "commit_gaps", "commit_steps", "commit_times"]
 
@@ -153,7 +154,7 @@ def main() -> None:
         log = "".join(p.read_text(errors="replace") for p in sorted(folder.glob("worker-*.log")))
         out["runs"][window] = commit_figures(log, docs, waits_in(log), int(window), latency_s)
     path = results.with_name(f"{results.stem}-commits.json")
-    path.write_text(json.dumps(out, indent=2) + "\n")
+    path.write_text(json.dumps(stamped(out), indent=2) + "\n")
     print(path)
 
 

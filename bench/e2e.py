@@ -52,9 +52,7 @@ async def _edit(dep: Deployment, size: Size, data: Path) -> dict[str, Any]:
 async def _ask(dep: Deployment, size: Size, data: Path) -> dict[str, Any]:
     s = dep.settings
     async with open_clients(s) as clients:
-        engine = QueryEngine(
-            clients.store, clients.embedder, clients.runner, s.api, alpha=s.editor.alpha
-        )
+        engine = QueryEngine.of(clients, s)
         seconds = []
         for question in questions(data)[: size.e2e_questions]:
             started = time.perf_counter()

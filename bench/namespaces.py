@@ -11,9 +11,15 @@ deterministic stub LM at ``--lm-latency`` ms a call, one real `factstream worker
 3. tenant creation: ``--tenants`` more namespaces' tenants created one at a time (both
    collections, as the store does on a namespace's first write), ms each;
 4. memory: the worker's and Weaviate's resident memory before (1), after (2) and after the
-   fresh namespaces' tenants are made inactive (``WeaviateFactStore.deactivate_idle``,
-   then Weaviate settles), per namespace; Weaviate is the shared local one, so its figures
-   include other sessions' collections (its growth during the run is what is reported);
+   fresh namespaces' tenants are made inactive (``WeaviateFactStore.deactivate_idle``),
+   per namespace. Weaviate is a private one started for each N (``bench.own_weaviate``;
+   ``--shared-weaviate`` uses the shared local one, whose figures include other sessions'
+   collections). Weaviate closes an inactive tenant's shard and the Go runtime returns the
+   freed heap to the OS only over minutes, so its memory and open files are sampled after
+   the deactivation until they are back near the start (at most ``--settle-s``). The
+   worker deactivates idle tenants itself during the run (``--idle-s``): each active
+   tenant holds ~24 open files in Weaviate, so a node with a 20,000 file limit holds only
+   ~800 active ones;
 5. the series on the worker's /metrics (sample lines), and the placement map the product's
    planner (``factstream placement plan``) proposes for these namespaces: entries and bytes;
 6. the first ask (the query engine's retrieval: namespace check, question embedded, hybrid
@@ -44,6 +50,7 @@ from bench.ask import _weaviate_pid
 from bench.corpus import DEFAULT_DATA, load, questions, stream_documents, stub_rules
 from bench.harness import Deployment
 from bench.measure import rss_mib, summary_ms
+from bench.own_weaviate import OwnWeaviate
 from bench.report import RESULTS, new_report
 from bench.scrape import scrape
 from factstream.ask.ask_records import AskRequest
@@ -61,7 +68,7 @@ __all__ = ["run"]
 log = logging.getLogger(__name__)
 
 _DOCS = "factstream_documents_total"
-_SETTLE_S = 10.0  # for Weaviate to free what the deactivated tenants held
+_SAMPLE_S = 10.0  # between samples of Weaviate's memory while it settles
 
 
 async def _handled(port: int) -> float:
@@ -130,17 +137,32 @@ async def _deactivate(settings: Settings, fresh: set[str]) -> tuple[int, float]:
         await store.close()
 
 
+def _open_files(pid: int) -> int:
+    return len(list(Path(f"/proc/{pid}/fd").iterdir()))
+
+
+async def _settle(
+    pid: int, start_mib: float, start_files: int, most_s: float
+) -> list[dict[str, float]]:
+    """Weaviate's memory and open files every ``_SAMPLE_S`` after a deactivation, until its
+    open files are back to the start's and its memory within 10% of the start's (or
+    ``most_s``): inactive shards close, and the Go runtime returns freed heap, over minutes."""
+    started = time.monotonic()
+    samples: list[dict[str, float]] = []
+    while True:
+        at = time.monotonic() - started
+        files, rss = _open_files(pid), rss_mib(pid)
+        samples.append({"s": round(at, 1), "rss_mib": rss, "open_files": files})
+        if (files <= start_files + 10 and rss <= start_mib * 1.1) or at >= most_s:
+            return samples
+        await asyncio.sleep(_SAMPLE_S)
+
+
 async def _asks(settings: Settings, namespaces: list[str], data: Path) -> dict[str, Any]:
     """The retrieval of a first question on each (inactive) namespace, then a second."""
     asked = questions(data)
     async with open_clients(settings) as clients:
-        engine = QueryEngine(
-            clients.store,
-            clients.embedder,
-            clients.runner,
-            settings.api,
-            alpha=settings.editor.alpha,
-        )
+        engine = QueryEngine.of(clients, settings)
         await engine.retrieve(AskRequest(asked[0], "warm-0"))  # the model loaded, not timed
         first: list[float] = []
         second: list[float] = []
@@ -171,23 +193,50 @@ async def _one(
     workdir: Path,
     n: int,
     *,
+    own: bool,
+    **options: Any,
+) -> dict[str, Any]:
+    """One N, on a private Weaviate (``own``) or the shared one."""
+    if not own:
+        out = await _measure(base, workdir, n, weaviate_pid=_weaviate_pid(base), **options)
+        out["weaviate"] = "shared (other sessions' collections included)"
+        return out
+    private = OwnWeaviate(base, workdir / f"weaviate-n{n}")
+    private.start()
+    try:
+        out = await _measure(private.settings, workdir, n, weaviate_pid=private.pid, **options)
+    finally:
+        private.stop()
+    out["weaviate"] = f"private (bench.own_weaviate), {private.data_mib} MiB of data at the end"
+    return out
+
+
+async def _measure(
+    base: Settings,
+    workdir: Path,
+    n: int,
+    *,
+    weaviate_pid: int | None,
     chunks: int,
     warm: int,
     latency_ms: float,
     tenants: int,
     asks: int,
     data: Path,
+    idle_s: float,
+    settle_s: float,
 ) -> dict[str, Any]:
     clark = load(data)
     port = free_port()
     env = {
         "FACTSTREAM_WORKER_METRICS_PORT": str(port),
         "FACTSTREAM_WORKER_METRICS_HOST": "127.0.0.1",
-        "FACTSTREAM_STORE_TENANT_IDLE_S": "0",  # the benchmark deactivates, once, timed
+        # The worker's own sweep keeps Weaviate's active tenants (and open files) bounded;
+        # the benchmark then deactivates the rest, once, timed.
+        "FACTSTREAM_STORE_TENANT_IDLE_S": str(idle_s),
         "FACTSTREAM_EDITOR_GROUNDING": "true",
     }
     dep = Deployment(base, workdir / f"n{n}", stub=True, **env)
-    weaviate_pid = _weaviate_pid(base)
     documents = n * chunks
     texts = stream_documents(clark, documents, ["x"])
     warm_names = [f"warm-{i}" for i in range(warm)]
@@ -202,6 +251,7 @@ async def _one(
         rss = {"worker_start": rss_mib(worker.pid)}
         if weaviate_pid:
             rss["weaviate_start"] = rss_mib(weaviate_pid)
+            out["weaviate_open_files"] = {"start": _open_files(weaviate_pid)}
         # 1. warm namespaces
         started = time.monotonic()
         await dep.publish(_chunks(texts, "w-", warm_names, chunks))
@@ -219,6 +269,7 @@ async def _one(
         rss["worker_after_fresh"] = rss_mib(worker.pid)
         if weaviate_pid:
             rss["weaviate_after_fresh"] = rss_mib(weaviate_pid)
+            out["weaviate_open_files"]["after_fresh"] = _open_files(weaviate_pid)
         out["series_exported"] = await _series(port)
         # 3. tenant creation
         out["tenant_create_ms"] = await _tenant_creation_ms(dep.settings, tenants)
@@ -227,10 +278,13 @@ async def _one(
         out["deactivated"], deactivate_s = await _deactivate(dep.settings, fresh)
         out["deactivate_s"] = round(deactivate_s, 2)
         out["fresh_tenant_status"] = _statuses(dep.settings, fresh)
-        await asyncio.sleep(_SETTLE_S)
-        rss["worker_after_deactivation"] = rss_mib(worker.pid)
         if weaviate_pid:
-            rss["weaviate_after_deactivation"] = rss_mib(weaviate_pid)
+            files = out["weaviate_open_files"]
+            settled = await _settle(weaviate_pid, rss["weaviate_start"], files["start"], settle_s)
+            out["weaviate_settling"] = settled
+            rss["weaviate_after_deactivation"] = settled[-1]["rss_mib"]
+            files["after_deactivation"] = settled[-1]["open_files"]
+        rss["worker_after_deactivation"] = rss_mib(worker.pid)
         out["rss_mib"] = rss
         grown = rss["worker_after_fresh"] - rss["worker_after_warm"]
         out["worker_kib_per_fresh_namespace"] = round(grown * 1024 / n, 2)
@@ -299,6 +353,9 @@ async def run(
     tenants: int,
     asks: int,
     data: Path,
+    idle_s: float,
+    settle_s: float,
+    own: bool,
 ) -> dict[str, Any]:
     report = new_report("namespaces")
     results = []
@@ -315,6 +372,9 @@ async def run(
                 tenants=tenants,
                 asks=min(asks, n),
                 data=data,
+                idle_s=idle_s,
+                settle_s=settle_s,
+                own=own,
             )
             result["bench_s"] = round(time.monotonic() - started, 1)
             results.append(result)
@@ -327,7 +387,7 @@ def save(report: dict[str, Any], results: list[dict[str, Any]], latency_ms: floa
     """Write the runs so far as ``<stamp>-namespaces.json`` with their plot beside it."""
     report["namespaces"] = {
         "lm_latency_ms": latency_ms,
-        "caveat": "shared 2-core machine, loaded; Weaviate is the shared local one",
+        "caveat": "shared 2-core machine, loaded (load_avg_at_start); Weaviate: see each run",
         "runs": results,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -345,6 +405,11 @@ def main(
     tenants: Annotated[int, typer.Option(help="Tenants created one at a time, timed.")] = 50,
     asks: Annotated[int, typer.Option(help="Inactive namespaces asked.")] = 50,
     data: Annotated[Path, typer.Option(help="CLARK-News data folder.")] = DEFAULT_DATA,
+    idle_s: Annotated[float, typer.Option(help="The worker's tenant idle time (0: none).")] = 30,
+    settle_s: Annotated[float, typer.Option(help="Most seconds Weaviate settles after.")] = 300,
+    shared_weaviate: Annotated[
+        bool, typer.Option(help="Use the shared Weaviate, not a private one per N.")
+    ] = False,
 ) -> None:
     """Documents into N fresh namespaces beside a few warm ones (issue 40)."""
     logging.basicConfig(level=logging.WARNING)
@@ -359,6 +424,9 @@ def main(
             tenants=tenants,
             asks=asks,
             data=data,
+            idle_s=idle_s,
+            settle_s=settle_s,
+            own=not shared_weaviate,
         )
     )
     path = save(report, report["namespaces"]["runs"], lm_latency)

@@ -20,8 +20,10 @@ __all__ = ["OwnWeaviate"]
 class OwnWeaviate:
     """Weaviate started from the cached binary on free ports; ``stop`` removes its data."""
 
-    def __init__(self, base: Settings, workdir: Path) -> None:
+    def __init__(self, base: Settings, workdir: Path, **env: str) -> None:
+        """``env``: more environment for the server (``GOMEMLIMIT``, monitoring ports)."""
         workdir.mkdir(parents=True, exist_ok=True)
+        self._env = env
         self._log_path = workdir / "weaviate.log"
         http, grpc, gossip, data, raft = free_ports(5, pair_last=True)
         connection = WeaviateSettings(host="127.0.0.1", http_port=http, grpc_port=grpc)
@@ -45,7 +47,10 @@ class OwnWeaviate:
         spec = self._service.launch()
         self._log = self._log_path.open("ab")
         self._proc = subprocess.Popen(  # noqa: S603 - the cached Weaviate binary
-            spec.argv, env={**os.environ, **spec.env}, stdout=self._log, stderr=subprocess.STDOUT
+            spec.argv,
+            env={**os.environ, **spec.env, **self._env},
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
         )
         wait_until(
             "weaviate (bench)",

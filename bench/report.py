@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import platform
-import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,6 +14,7 @@ from rich.table import Table
 
 from bench.bounds import GOAL_BOUND_SHARE, GOAL_REDECISION_SHARE, GOAL_SPEEDUP, GOAL_W
 from bench.harness import REPO
+from factstream_lab.provenance import commit
 
 __all__ = [
     "RESULTS",
@@ -33,20 +33,6 @@ RESULTS = REPO / "results" / "bench"
 Row = tuple[str, str, str, str, str]  # benchmark, measure, value, goal, met
 
 
-def _commit() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "describe", "--always", "--dirty"],  # noqa: S607 - git on PATH
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return out.stdout.strip()
-
-
 def _cpu_model() -> str:
     """The processor's model name (Linux /proc/cpuinfo), or "unknown"."""
     try:
@@ -63,7 +49,7 @@ def new_report(size: str, stamp: datetime | None = None) -> dict[str, Any]:
     return {
         "timestamp": when.strftime("%Y%m%dT%H%M%SZ"),
         "size": size,
-        "commit": _commit(),
+        "commit": commit(),
         "machine": {
             "cpus": os.cpu_count(),
             "cpu_model": _cpu_model(),
@@ -484,8 +470,13 @@ def title(report: dict[str, Any]) -> str:
 
 
 def markdown(report: dict[str, Any]) -> str:
-    """The table as Markdown (what docs/benchmarks.md quotes)."""
-    lines = ["| benchmark | measure | value | goal | met |", "|---|---|---|---|---|"]
+    """The table as Markdown (what docs/benchmarks.md quotes), headed by the commit its
+    figures come from."""
+    lines = [
+        f"Figures from commit {report.get('commit', 'unknown')}, run {report.get('timestamp')}:",
+        "",
+    ]
+    lines += ["| benchmark | measure | value | goal | met |", "|---|---|---|---|---|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows(report)]
     return "\n".join(lines) + "\n"
 

@@ -6,6 +6,7 @@ print the table.
     python -m bench --size smoke         # tiny, to keep them working (CI runs this)
     python -m bench --only tokens --only ask --profile
     python -m bench --only busy --docs 100 --window 1 --window 16 --lm-latency 500
+    python -m bench compare OLD.json NEW.json   # every figure's change (bench/compare.py)
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import sys
 import tempfile
 import time
 import traceback
@@ -215,4 +217,10 @@ def busy_size(
 
 
 def main() -> None:
+    """``python -m bench [OPTIONS]`` runs the benchmarks; ``python -m bench compare OLD NEW``
+    prints every figure's change between two results files (bench/compare.py)."""
+    if sys.argv[1:2] == ["compare"]:
+        from bench.compare import main as compare  # noqa: PLC0415
+
+        raise SystemExit(compare(sys.argv[2:]))
     typer.run(cli)

@@ -6,9 +6,11 @@ Each subsystem keeps its commands beside it (``ops/commands.py``, ``ops/dlq_comm
 ``error: <message>`` and exit code 1.
 
 Other packages add commands through the ``factstream.commands`` entry-point group: each entry
-names a function that takes the root app and registers its commands on it. The laboratory
+names a function that takes a Typer app and registers its commands on it. The laboratory
 (``factstream_lab``: ``demo``, ``up``, ``services``, ``eval``, ``world``) registers this way when
-it is installed, so the product never imports it.
+it is installed, so the product never imports it. The entry points are loaded when the root
+is asked for a command that is not the product's or for the list of all (``_Root``): a
+product command starts without importing the laboratory.
 """
 
 from __future__ import annotations
@@ -37,7 +39,12 @@ COMMANDS_GROUP = "factstream.commands"
 
 
 class _Root(TyperGroup):
-    """The root command: turns a FactstreamError into a clear message and exit code 1."""
+    """The root command: turns a FactstreamError into a clear message and exit code 1, and
+    loads the commands other packages register (``factstream.commands``) only when a name
+    is not the product's own or every name is listed (``--help``, completion): a product
+    command never imports the laboratory."""
+
+    _plugins_loaded = False
 
     def invoke(self, ctx: Any) -> Any:  # typer's Context type varies with its click
         try:
@@ -45,6 +52,29 @@ class _Root(TyperGroup):
         except FactstreamError as exc:
             print_error(exc)
             raise typer.Exit(code=1) from exc
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        found = super().get_command(ctx, cmd_name)
+        if found is None and not self._plugins_loaded:
+            self._load_plugins()
+            found = super().get_command(ctx, cmd_name)
+        return found
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        self._load_plugins()
+        return super().list_commands(ctx)
+
+    def _load_plugins(self) -> None:
+        """Add the entry points' commands (the product's own keep their names)."""
+        if self._plugins_loaded:
+            return
+        self._plugins_loaded = True
+        plugins = typer.Typer()
+        register_plugins(plugins)
+        if plugins.registered_commands or plugins.registered_groups:
+            group = typer.main.get_group(plugins)
+            for name, command in group.commands.items():
+                self.commands.setdefault(name, command)
 
 
 app = typer.Typer(
@@ -66,9 +96,6 @@ def register_plugins(root: typer.Typer) -> None:
     """Let each installed ``factstream.commands`` entry point add its commands to ``root``."""
     for entry in entry_points(group=COMMANDS_GROUP):
         entry.load()(root)
-
-
-register_plugins(app)
 
 
 def main() -> None:

@@ -263,6 +263,14 @@ class EmbedSettings(BaseSettings):
         "loop's), which waits the model's few milliseconds, instead of handing it to the "
         "question thread and back (questions are embedded one at a time either way).",
     )
+    quantize: Literal["none", "int8"] = Field(
+        "none",
+        description="The onnx runtime's weights: none (float32, the reference's vectors) or "
+        "int8 (ONNX Runtime's dynamic quantization of the export's MatMuls, derived once "
+        "beside it): a question in 0.82 of the time, vectors about 0.997 cosine to "
+        "float32's, one superseded fact of 162 fewer seen by the editor (docs/benchmarks.md). "
+        "A store and the questions asked of it must be embedded with the same setting.",
+    )
     onnx_dir: Path | None = Field(
         None,
         description="Where the onnx runtime keeps the model's ONNX exports (one folder per "
@@ -500,6 +508,14 @@ class ApiSettings(BaseSettings):
         ge=-1.0,
         le=1.0,
         description="Cosine similarity floor for facts retrieved for a question.",
+    )
+    alpha: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="Hybrid search weight of a question's retrieval: 1 dense only, 0 BM25 "
+        "only (the editor's is FACTSTREAM_EDITOR_ALPHA; docs/evaluation.md says how this "
+        "default was chosen).",
     )
     max_question_chars: int = Field(2000, ge=1, description="Longest question, characters.")
     time_plan: bool = Field(

@@ -298,7 +298,7 @@ class QueryMetrics(_Group):
     ask_seconds: Histogram = _histogram(
         "factstream_ask_seconds",
         "stage",
-        "Seconds per stage of answering a question (embed, retrieve, answer, total).",
+        "Seconds per stage of answering a question (prepare, embed, retrieve, answer, total).",
         _ASK_BUCKETS,
     )
     questions: Counter = _counter(

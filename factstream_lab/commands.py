@@ -12,6 +12,7 @@ from rich.table import Table
 
 from factstream.config import load_settings
 from factstream.console import console, history_line
+from factstream_lab.provenance import stamped
 from factstream_lab.stack.commands import print_status
 
 __all__ = ["lab_app"]
@@ -104,7 +105,7 @@ def demo(
     path = results or settings.local.cache_dir / "demo" / f"{namespace}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     figures = result.to_json(settings.lm.model, data)
-    path.write_text(json.dumps(figures, indent=2, default=str) + "\n")
+    path.write_text(json.dumps(stamped(figures), indent=2, default=str) + "\n")
     console.print(f"figures: {path}", markup=False)
     console.print(
         f"[bold]Model: {settings.lm.model}.[/] The default SmolLM2-135M follows the output "

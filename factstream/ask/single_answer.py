@@ -8,6 +8,7 @@ the ERASE A.3 prompt. Modes, hops and the self-check are ``QueryEngine``'s.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -25,12 +26,12 @@ from factstream.ask.ask_records import (
 from factstream.ask.time_plan import TimePlanner
 from factstream.ask.valid_time import DEFAULT_STRIP_TIME, ValidTime, question_valid_time
 from factstream.config import ApiSettings
-from factstream.embed.base import Embedder
+from factstream.embed.base import Embedder, Vector
 from factstream.errors import NamespaceNotFound, QuestionInvalid
 from factstream.lm.tasks.answering import answer_choice, answer_free
 from factstream.lm.tasks.runner import AttemptSink, TaskRunner
 from factstream.metrics import QueryMetrics
-from factstream.store.base import FactStore
+from factstream.store.base import FactStore, Preparing
 
 if TYPE_CHECKING:  # the real adapters' bundle: ask/ imports no SDK at run time
     from factstream.clients import Clients
@@ -78,7 +79,7 @@ async def search_facts(
         request, now or datetime.now(UTC), strip_time, valid_time, planner, timings
     )
     start = time.perf_counter()
-    vector = await embedder.embed(valid.search_text)
+    vector = await _embed_while_preparing(store, embedder, request.namespace, valid, timings)
     timings["embed"] = time.perf_counter() - start
     start = time.perf_counter()
     hits = await store.search(
@@ -93,6 +94,28 @@ async def search_facts(
     )
     timings["retrieve"] = time.perf_counter() - start
     return Retrieval([used_fact(hit, request.as_of) for hit in hits], valid)
+
+
+async def _embed_while_preparing(
+    store: FactStore,
+    embedder: Embedder,
+    namespace: str,
+    valid: ValidTime,
+    timings: dict[str, float],
+) -> Vector:
+    """The search text's vector; meanwhile a ``Preparing`` store readies the namespace (an
+    inactive tenant's activation overlaps the embedding; "prepare" is its seconds)."""
+    if not isinstance(store, Preparing):
+        return await embedder.embed(valid.search_text)
+    embedding = asyncio.ensure_future(embedder.embed(valid.search_text))
+    start = time.perf_counter()
+    try:
+        await store.prepare_read(namespace, valid=valid.interval)
+    except BaseException:
+        embedding.cancel()
+        raise
+    timings["prepare"] = time.perf_counter() - start
+    return await embedding
 
 
 async def resolve_valid_time(
@@ -148,14 +171,16 @@ class AnswerEngine:
         )
 
     @classmethod
-    def of(cls, clients: Clients, settings: Settings) -> Self:
-        """The engine as configured: ``api`` limits, ``editor`` alpha, the clients' metrics."""
+    def of(cls, clients: Clients, settings: Settings, *, embedder: Embedder | None = None) -> Self:
+        """The engine as configured: ``api`` limits and alpha, the clients' metrics;
+        the one way every caller builds it. ``embedder`` replaces the clients' (a benchmark
+        comparing runtimes on one store)."""
         return cls(
             clients.store,
-            clients.embedder,
+            embedder or clients.embedder,
             clients.runner,
             settings.api,
-            alpha=settings.editor.alpha,
+            alpha=settings.api.alpha,
             metrics=clients.metrics.query,
         )
 

@@ -31,9 +31,17 @@ def choose_runtime(settings: EmbedSettings) -> tuple[Runtime, str]:
     """The runtime and the device ``settings`` ask for, ``auto`` resolved.
 
     Raises:
-        EmbedError: onnx asked for on a device other than the CPU.
+        EmbedError: onnx asked for on a device other than the CPU; int8 weights
+            (FACTSTREAM_EMBED_QUANTIZE) asked for with torch.
     """
     device = resolve_device(settings.device)
+    if settings.quantize != "none":
+        if settings.runtime == "torch":
+            raise EmbedError(
+                f"FACTSTREAM_EMBED_QUANTIZE={settings.quantize} needs the onnx embedding "
+                "runtime (FACTSTREAM_EMBED_RUNTIME=onnx or auto), not torch"
+            )
+        return "onnx", "cpu"  # OnnxEmbedder.load says why when the model is not one it runs
     if settings.runtime == "torch":
         return "torch", device
     if settings.runtime == "onnx":

@@ -5,6 +5,8 @@ tokenising (the model's own fast tokenizer, ``tokenizers``), mean pooling and no
 are done here the way sentence-transformers does them (texts truncated at the model's
 max_seq_length, the mean over the attention mask, L2 normalised), so the vectors
 equal the torch reference's (within 1e-4 cosine; tests/integration/test_onnx_embedder.py).
+With FACTSTREAM_EMBED_QUANTIZE=int8 the graph is the export's int8 form
+(embed/onnx_quantize.py), whose vectors are not the reference's.
 
 ONNX Runtime and the tokenizer release the GIL while they compute, so the model runs in a
 thread of the caller's process, with no trip to another process and back. Requests made
@@ -28,6 +30,7 @@ from factstream.embed.base import Vector
 from factstream.embed.batched import BatchedEmbedder
 from factstream.embed.child import length_groups, resolve_model
 from factstream.embed.onnx_export import INPUTS, OUTPUT, ensure_onnx, onnx_dir
+from factstream.embed.onnx_quantize import ensure_int8
 from factstream.errors import EmbedError
 from factstream.metrics import EmbedMetrics
 
@@ -160,6 +163,8 @@ class OnnxEmbedder(BatchedEmbedder):
                 "(FACTSTREAM_EMBED_RUNTIME=torch can)"
             )
         path = await asyncio.to_thread(ensure_onnx, onnx_dir(settings, cache_dir), model_dir)
+        if settings.quantize == "int8":
+            path = await asyncio.to_thread(ensure_int8, path)
         try:
             batches = await asyncio.to_thread(_session, path, settings.threads, spin=False)
             single = batches

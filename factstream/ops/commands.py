@@ -100,7 +100,7 @@ def facts(
                 utc(as_of),
                 all_facts,
                 limit,
-                alpha=settings.editor.alpha,
+                alpha=settings.api.alpha,
                 valid=valid,
             )
 

@@ -16,6 +16,7 @@ from factstream.prompts import (
     classify_fact,
     classify_facts,
     extract_facts,
+    judge_answer,
     plan_hops,
     plan_time,
     render_turn,
@@ -65,6 +66,7 @@ PROMPTS: Mapping[str, Prompt[Any, Any]] = _collect(
         plan_hops.versions,
         verify_answer.versions,
         render_turn.versions,
+        judge_answer.versions,
     ]
 )
 
@@ -101,7 +103,7 @@ def sample_contexts(document: DocumentView, fill: Callable[[str], str]) -> dict[
     What renders every prompt uses them: grounding's probe (the prompts' own text is what the
     rendered messages keep once the data is set aside) and the tests that put hostile text in
     every field. Roles: fact, other, true, question, one, two, answer, speaker, listener,
-    turn, keep. Where a field changes the text around it, a task comes more than once:
+    turn, keep, gold. Where a field changes the text around it, a task comes more than once:
     rewrite_fact per kind of change, render_turn without and with names to keep.
     """
     fact, other = fill("fact"), fill("other")
@@ -139,5 +141,10 @@ def sample_contexts(document: DocumentView, fill: Callable[[str], str]) -> dict[
                 keep=keep,
             )
             for keep in ((), (fill("keep"),))
+        ],
+        "judge_answer": [
+            judge_answer.JudgeAnswerContext(
+                question=question, gold=fill("gold"), answer=fill("answer")
+            )
         ],
     }

@@ -92,6 +92,14 @@ class Deactivating(Protocol):
     async def deactivate_idle(self, owns: Callable[[str], bool]) -> TenantSweep: ...
 
 
+@runtime_checkable
+class Preparing(Protocol):
+    """A store that readies a namespace for a search while the caller does other work (embeds
+    the question): its once-per-process checks and, if it may be inactive, its activation."""
+
+    async def prepare_read(self, namespace: str, *, valid: ValidInterval | None) -> None: ...
+
+
 class FactStore(Protocol):
     """Facts per namespace (one isolated partition each, created on first use)."""
 

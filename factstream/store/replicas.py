@@ -55,6 +55,8 @@ class ReplicaRepair:
         self.window_s, self._clock = window_s, clock
         self._writes: deque[tuple[float, str, tuple[str, ...]]] = deque()  # oldest first
         self._down: dict[str, float] = {}  # node -> when first seen down
+        self._until: dict[str, float] = {}  # node -> when last seen down, until down for sure
+        self._sure: set[str] = set()  # nodes a listing has shown down
         self._known: set[str] = set()
 
     def now(self) -> float:
@@ -77,34 +79,49 @@ class ReplicaRepair:
     def observe(self, health: Mapping[str, bool] | None) -> dict[str, set[str]]:
         """One look at the cluster: node name -> healthy, or None if it could not be asked.
 
-        Returns the facts to index again, by namespace: those whose write began in the
-        ``window_s`` before a node that is healthy again was first seen down. A node known
-        before and missing from ``health`` counts as down; so does every node (or, before
-        any is known, the cluster) when the cluster cannot be asked.
+        Returns the facts to index again, by namespace: those whose write began from
+        ``window_s`` before a node that is healthy again was first seen down until it was
+        seen down for sure. A node known before and missing from ``health``, or listed as
+        not healthy, is down for sure; when the cluster cannot be asked, every known node
+        (or, before any is known, the cluster) may be down: it counts as down from then,
+        and as down for sure at the latest such look until a listing says (a node SIGKILLed
+        after a look that could not ask is then still covered).
         """
         now = self._clock()
-        back: list[float] = []
+        back: list[tuple[float, float]] = []
         if health is None:
             for node in self._known or {CLUSTER}:
-                self._down.setdefault(node, now)
+                self._seen_down(node, now, sure=False)
         else:
             for node in self._known - set(health):
-                self._down.setdefault(node, now)
+                self._seen_down(node, now, sure=True)
             for node, healthy in health.items():
                 self._known.add(node)
                 if not healthy:
-                    self._down.setdefault(node, now)
+                    self._seen_down(node, now, sure=True)
                 elif node in self._down:
-                    back.append(self._down.pop(node))
+                    back.append(self._back(node))
             if health and CLUSTER in self._down:
-                back.append(self._down.pop(CLUSTER))
+                back.append(self._back(CLUSTER))
         due: dict[str, set[str]] = {}
-        for since in back:
+        for since, until in back:
             for began, namespace, fact_ids in self._writes:
-                if since - self.window_s <= began <= since:
+                if since - self.window_s <= began <= until:
                     due.setdefault(namespace, set()).update(fact_ids)
         self._prune()
         return due
+
+    def _seen_down(self, node: str, now: float, *, sure: bool) -> None:
+        self._down.setdefault(node, now)
+        if node not in self._sure:
+            self._until[node] = now
+            if sure:
+                self._sure.add(node)
+
+    def _back(self, node: str) -> tuple[float, float]:
+        """The node is healthy again: when it was first seen down, and until when."""
+        self._sure.discard(node)
+        return self._down.pop(node), self._until.pop(node)
 
     def _prune(self) -> None:
         """Forget writes no node that is down (or may go down now) can still need."""

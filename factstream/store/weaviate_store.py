@@ -227,6 +227,22 @@ class WeaviateFactStore:
                 return hits
             limit = min(limit * _GROWTH, MAX_RESULTS)
 
+    async def prepare_read(self, namespace: str, *, valid: ValidInterval | None) -> None:
+        """Ready the namespace for a search (``Preparing``), while the caller embeds its
+        question: the once-per-process valid-time check, whose read activates an inactive
+        tenant; without that check, a read that activates the tenant when it may have been
+        made inactive (not used here for ``tenant_idle_s``). The search then finds both done.
+        """
+        if valid is not None and not valid.is_empty and namespace not in self._valid_ready:
+            await self._ensure_valid_time(namespace, valid)
+        elif self.last_use.keep_s > 0 and not self.last_use.in_use(namespace):
+            collection = self._tenant(self._facts, namespace)
+            await self._objects(
+                self._facts,
+                namespace,
+                collection.query.fetch_objects(limit=1, return_properties=[]),
+            )
+
     async def get(self, namespace: str, fact_ids: Sequence[str]) -> dict[str, Fact]:
         """The facts among ``fact_ids`` that exist, by id."""
         found: dict[str, Fact] = {}
@@ -244,13 +260,15 @@ class WeaviateFactStore:
         return found
 
     async def _facts_by_ids(
-        self, namespace: str, fact_ids: Sequence[str], *, with_vectors: bool
+        self, namespace: str, fact_ids: Sequence[str], *, with_vectors: bool, sure: bool = False
     ) -> list[_Obj]:
         objects: list[_Obj] = []
         unique = list(dict.fromkeys(fact_ids))
         for start in range(0, len(unique), _ID_CHUNK):
             ids = [fact_uuid(namespace, fact_id) for fact_id in unique[start : start + _ID_CHUNK]]
-            objects += await self._by_ids(self._facts, namespace, ids, with_vectors=with_vectors)
+            objects += await self._by_ids(
+                self._facts, namespace, ids, with_vectors=with_vectors, sure=sure
+            )
         return objects
 
     async def list_facts(
@@ -543,13 +561,20 @@ class WeaviateFactStore:
         unchanged write keeps the doc id and touches no vector). Written at consistency ALL:
         a replica that missed these writes would later take the final version from async
         replication, whose vector equals its old copy's, and index nothing. Read and written
-        under the namespace's write lock, so no upsert of this store falls in between.
+        under the namespace's write lock, so no upsert of this store falls in between. A
+        read that finds no tenant raises while the tenant exists (the poll retries): this
+        store wrote these facts, so an empty answer there is a replica not ready yet.
 
         Raises:
             StoreWriteFailed: some writes were rejected (the facts keep a vector 1e-7 off).
         """
         async with self._lock(namespace):
-            current = list((await self.get_stored(namespace, sorted(fact_ids))).values())
+            found = await self._facts_by_ids(
+                namespace, sorted(fact_ids), with_vectors=True, sure=True
+            )
+            current = [
+                StoredFact(fact_from_properties(obj.properties), _vector_of(obj)) for obj in found
+            ]
             if not current:
                 return 0
             moved = [StoredFact(item.fact, nudged(item.vector)) for item in current]
@@ -626,6 +651,7 @@ class WeaviateFactStore:
         ids: list[uuid.UUID],
         *,
         with_vectors: bool = False,
+        sure: bool = False,
     ) -> list[_Obj]:
         query = self._tenant(collection, namespace).query
         return await self._objects(
@@ -636,21 +662,30 @@ class WeaviateFactStore:
                 limit=len(ids),
                 include_vector=with_vectors,
             ),
+            sure=sure,
         )
 
     async def _objects(
-        self, collection: _Collection, namespace: str, query: Awaitable[QueryReturn[Any, Any]]
+        self,
+        collection: _Collection,
+        namespace: str,
+        query: Awaitable[QueryReturn[Any, Any]],
+        *,
+        sure: bool = False,
     ) -> list[_Obj]:
         """Await a read; a namespace without a tenant in ``collection`` has no objects.
 
         A writer may create the tenant between the failed read and a check of the tenant's
         existence, so the server's "tenant not found" is itself the answer: nothing then.
+        ``sure``: a read of what this store wrote (``reindex``), where an empty answer
+        would drop work: "tenant not found" raises too while the tenant exists (a replica
+        just restarted may say it before it knows its tenants).
         """
         with self._translated("read"):
             try:
                 return list((await query).objects)
             except wx.WeaviateQueryError as exc:
-                missing = "tenant not found" in str(exc)
+                missing = "tenant not found" in str(exc) and not sure
                 if not missing and await collection.tenants.exists(namespace):
                     raise
                 self._tenants.discard(namespace)

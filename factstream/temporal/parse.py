@@ -19,6 +19,9 @@ Semantics (all calendar periods are UTC; ends are exclusive):
 - A *point* ('now', 'currently', 'at present') is the instant ``now``.
 - *before* X: 'before X' and 'until X' end where X starts; 'through X' ends where X ends.
 - *after* X: 'since X' and 'from X' start where X starts; 'after X' starts where X ends.
+  'from' before a time that lies wholly behind the speaker ('yesterday', 'last Friday',
+  'two weeks ago') says where something comes from, not when it began ('a photo from
+  last Friday'): the period itself, unless 'on' or 'onwards' follows.
 - *between* A and B ('between 2015 and 2018', 'from 2001 to 2004'): from A's start to B's
   end, both named periods included (written the other way round, the same interval).
 
@@ -94,6 +97,14 @@ _CONNECTIVES = tuple(
         (r"after|later\s+than", TimeKind.AFTER, _starts_at_end),
     )
 )
+_FROM = re.compile(r"from\s+", _FLAGS)
+# A time the speaker places wholly behind them: yesterday, last <unit or day>, N <units> ago.
+_PAST_DEICTIC = re.compile(
+    r"(?:the\s+day\s+before\s+)?yesterday|last\s+\w+(?:\s+\w+)?|.+\s+ago|"
+    r"earlier\s+(?:this|today)\s*\w*",
+    _FLAGS,
+)
+_ONWARDS = re.compile(r"\s*(?:on\b|onwards?\b|forward\b)", _FLAGS)
 # 'between A and B', 'from A to B', '2019-2020': the opening words before A, what may stand
 # between A and B.
 _PAIRS = (
@@ -166,8 +177,19 @@ def _bounded(text: str, anchor: Anchor) -> TimeReference | None:
     for pattern, kind, bound in _CONNECTIVES:
         said = pattern.search(text, 0, anchor.start)
         if said is not None:
+            if _from_the_past(text, anchor, said):
+                return _reference(text, anchor.interval, TimeKind.PERIOD, said.start(), anchor.end)
             return _reference(text, bound(anchor.interval), kind, said.start(), anchor.end)
     return None
+
+
+def _from_the_past(text: str, anchor: Anchor, said: re.Match[str]) -> bool:
+    # 'from' + a time wholly behind the speaker ('a pic from last Friday'), no 'on' after it.
+    return (
+        _FROM.fullmatch(said.group()) is not None
+        and _PAST_DEICTIC.fullmatch(text, anchor.start, anchor.end) is not None
+        and _ONWARDS.match(text, anchor.end) is None
+    )
 
 
 def _reference(

@@ -170,13 +170,7 @@ async def _story(
         return Story(None, None, None, None, grounding, refused)
     question = question_for(change)
     async with open_clients(settings) as clients:
-        engine = QueryEngine(
-            clients.store,
-            clients.embedder,
-            clients.runner,
-            settings.api,
-            alpha=settings.editor.alpha,
-        )
+        engine = QueryEngine.of(clients, settings)
         before, after = await ask_before_and_after(
             engine, namespace, question, change.document.timestamp
         )

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from factstream.config import load_settings
 from factstream.console import console
+from factstream_lab.provenance import stamped
 
 __all__ = ["eval_app"]
 
@@ -53,7 +54,7 @@ def eval_floor(data: Data, json_out: JsonOut = None) -> None:
     )
     console.print(table)
     if json_out is not None:
-        json_out.write_text(json.dumps(dataclasses.asdict(report), indent=2))
+        json_out.write_text(json.dumps(stamped(dataclasses.asdict(report)), indent=2))
 
 
 @eval_app.command("subject-check")
@@ -105,7 +106,7 @@ def eval_subject_check(
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         body = {"created": datetime.now(UTC).isoformat(timespec="seconds"), **report.to_json()}
-        json_out.write_text(json.dumps(body, indent=2) + "\n")
+        json_out.write_text(json.dumps(stamped(body), indent=2) + "\n")
         console.print(f"-> {json_out}", markup=False)
 
 
@@ -188,7 +189,7 @@ def eval_update_retrieval(
     console.print(table)
     if json_out is not None:
         rows = [{**dataclasses.asdict(r), "kb": kb, "data": data.name} for r in reports]
-        json_out.write_text(json.dumps(rows, indent=2))
+        json_out.write_text(json.dumps(stamped(rows), indent=2))
 
 
 @eval_app.command("temporal")
@@ -475,6 +476,32 @@ def _eval_multihop_lm(data: Path, out: Path, modes: list[str], limit: int | None
     )
 
 
+async def _locomo_judged(
+    run: Any, progress: Any, judge_url: str | None, judge_model: str | None
+) -> dict[str, Any]:
+    """Run LoCoMo, with a judge LM client open for the run when ``judge_url`` is given."""
+    from prometheus_client import CollectorRegistry
+
+    from factstream.lm.factory import build_lm
+    from factstream.lm.tasks.runner import build_task_runner
+    from factstream.metrics import LMMetrics
+    from factstream_lab.eval.locomo.run import run_locomo
+
+    if judge_url is None:
+        return await run_locomo(run, progress)
+    settings = load_settings()
+    judge_lm = settings.lm.model_copy(
+        update={"url": judge_url, "model": judge_model or settings.lm.model}
+    )
+    metrics = LMMetrics.create(CollectorRegistry())
+    client = build_lm(judge_lm, settings.local.cache_dir, metrics)
+    try:
+        judged = dataclasses.replace(run, judge=build_task_runner(judge_lm, client, metrics))
+        return await run_locomo(judged, progress)
+    finally:
+        await client.aclose()
+
+
 @eval_app.command("locomo")
 def eval_locomo(
     data: Annotated[
@@ -499,12 +526,26 @@ def eval_locomo(
         int, typer.Option(min=1, help="Turns per conversation document.")
     ] = 8,
     lm_url: LmUrl = None,
+    lm: Annotated[
+        bool,
+        typer.Option(
+            "--lm", help="Also answer every question (the configured LM): token F1 per category."
+        ),
+    ] = False,
+    judge_url: Annotated[
+        str | None,
+        typer.Option(help="With --lm: an OpenAI-compatible server that judges the answers."),
+    ] = None,
+    judge_model: Annotated[
+        str | None, typer.Option(help="The judge's model (default: FACTSTREAM_LM_MODEL).")
+    ] = None,
     out: Out = Path("eval-results"),
 ) -> None:
     """LoCoMo: evidence recall@5/@10 per category of the ask path's retrieval over the turns
-    and over the extracted facts, and relative time resolved for temporal questions."""
+    and over the extracted facts, and relative time resolved for temporal questions; with
+    --lm, the answers' token F1 per category, and with --judge-url an LM judge's accuracy."""
     from factstream_lab.eval.locomo.report import plot_locomo, table_locomo
-    from factstream_lab.eval.locomo.run import KBS, LocomoRun, run_locomo
+    from factstream_lab.eval.locomo.run import KBS, LocomoRun
     from factstream_lab.eval.progress import RichProgress
     from factstream_lab.eval.report import write_results
 
@@ -512,6 +553,8 @@ def eval_locomo(
     unknown = [k for k in chosen if k not in KBS]
     if unknown:
         raise typer.BadParameter(f"unknown knowledge base {unknown[0]!r}; one of {', '.join(KBS)}")
+    if judge_url is not None and not lm:
+        raise typer.BadParameter("--judge-url judges answers: give --lm too")
     run = LocomoRun(
         data,
         out,
@@ -521,9 +564,10 @@ def eval_locomo(
         limit,
         turns_per_chunk,
         lm_url,
+        answer=lm,
     )
     with RichProgress(console, "locomo") as progress:
-        results = asyncio.run(run_locomo(run, progress))
+        results = asyncio.run(_locomo_judged(run, progress, judge_url, judge_model))
     path = write_results(out, f"locomo-{results['run']}", results)
     plot = plot_locomo(results, out / f"locomo-{results['run']}.png")
     console.print(table_locomo(results))

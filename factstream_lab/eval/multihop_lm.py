@@ -104,14 +104,7 @@ async def run_multihop_lm(
                 clients.store, clients.embedder, clark, namespace, structured=True
             )
             loaded = time.monotonic()
-            engine = QueryEngine(
-                clients.store,
-                clients.embedder,
-                clients.runner,
-                api,
-                alpha=settings.editor.alpha,
-                metrics=clients.metrics.query,
-            )
+            engine = QueryEngine.of(clients, settings.model_copy(update={"api": api}))
             for mode in modes:
                 by_mode[mode] = await score_mode(engine, namespace, cases, mode, tick)
         finally:

@@ -15,6 +15,8 @@ from typing import Any
 import orjson
 from prometheus_client.metrics_core import Metric
 
+from factstream_lab.provenance import stamped
+
 __all__ = [
     "bar_figure",
     "latest_results",
@@ -49,7 +51,7 @@ def write_results(out: Path, name: str, results: Mapping[str, Any]) -> Path:
     """Write ``out/<name>.json`` (indented, keys in insertion order); returns the path."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{name}.json"
-    path.write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2))
+    path.write_bytes(orjson.dumps(stamped(dict(results)), option=orjson.OPT_INDENT_2))
     return path
 
 

@@ -323,7 +323,40 @@ def locomo_markdown(results: Sequence[Mapping[str, Any]]) -> str:
             rows,
         ),
     ]
+    answered = _locomo_answers(r)
+    if answered:
+        model = r["answers"]["lm"]["model"]
+        judge = r["answers"]["judge"]
+        judged = f"judge {judge['model']} ({judge['prompt']})" if judge else "no judge"
+        lines += [
+            "",
+            f"Answers: LM {model}, {judged}; token F1 (category 5: the share that abstained).",
+            "",
+            *_table(
+                ["kb", "category", "answered", "F1 / abstained", "judged", "judge", "failed"],
+                answered,
+            ),
+        ]
     return "\n".join(lines) + "\n"
+
+
+def _locomo_answers(r: Mapping[str, Any]) -> list[tuple[object, ...]]:
+    """One row per knowledge base and category of the answers' scores (none without)."""
+    rows: list[tuple[object, ...]] = []
+    for kb, data in r["kbs"].items():
+        for name, a in (data.get("answers") or {}).items():
+            rows.append(
+                (
+                    kb,
+                    name,
+                    a["answered"],
+                    _pct(a.get("f1", a.get("abstained"))),
+                    a["judged"],
+                    _pct(a["judge_accuracy"]),
+                    a["failed"],
+                )
+            )
+    return rows
 
 
 def _counted(share: Mapping[str, Any]) -> str:

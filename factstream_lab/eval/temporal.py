@@ -93,8 +93,8 @@ class Retrieval:
 
 
 def retrieval_of(settings: Settings) -> Retrieval:
-    """The query agent's retrieval as configured (``api`` top_k and floor, ``editor`` alpha)."""
-    return Retrieval(settings.api.top_k, settings.api.min_similarity, settings.editor.alpha)
+    """The query agent's retrieval as configured (``api`` top_k, floor and alpha)."""
+    return Retrieval(settings.api.top_k, settings.api.min_similarity, settings.api.alpha)
 
 
 @dataclass

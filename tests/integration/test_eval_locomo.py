@@ -2,8 +2,10 @@
 
 Turns: the turns go in as passages (real Weaviate, the real embedder, no LM asked); every
 question goes through the ask path's retrieval in both modes as of the end of the slice.
-Facts: the first document goes through a real worker (the LM double scripted) and the
-questions answered in it are scored from the facts it wrote.
+Facts: sessions 1 and 2 go through a real worker, the LM double extracting facts from the
+turns that say them and, at "Researching adoption agencies", closing one earlier summer plan
+and invalidating another; every question is scored from the facts it wrote, answered by the
+query agent (token F1) and judged (the double's judge).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 from fixtures.decisions import Decisions
 from fixtures.stack import StackFactory
 from prometheus_client import CollectorRegistry
@@ -78,36 +81,78 @@ async def test_turn_passages_find_the_evidence_without_an_lm(
     assert all(sample.value == 0 for family in asked for sample in family.samples)
 
 
+# Turn words -> what the double extracts; the adoption turn (session 2) supersedes both plans.
+_EDUCATION = "Caroline's plans for the summer are to continue her education."
+_COUNSELING = "Caroline's plans for the summer are to work in counseling."
+_ADOPTION = "Caroline's summer plan is researching adoption agencies."
+_SAID = {
+    "I went to a LGBTQ support group yesterday": [
+        "Caroline went to a LGBTQ support group yesterday."
+    ],
+    "Gonna continue my edu": [_EDUCATION],  # D1:9
+    "I'm keen on counseling": [_COUNSELING],  # D1:11
+    "Researching adoption agencies": [_ADOPTION],  # D2:8
+}
+
+
+def _double() -> Decisions:
+    adoption = "Researching adoption agencies"
+    return Decisions(
+        extract=_SAID,
+        replace={adoption: {"are to continue her education": None}},  # outdated: closed
+        supersede={adoption: ["are to work in counseling"]},  # wrong: invalidated
+        best_fact=True,
+    )
+
+
 async def test_the_facts_kb_streams_the_slice_through_a_worker(
     stack_factory: StackFactory, tmp_path: Path
 ) -> None:
-    # The LM double extracts one fact from the turn that says it; the worker, Kafka and
-    # Weaviate are real, and the documents go out as `factstream publish` sends them.
-    said = "I went to a LGBTQ support group yesterday"
-    fact = "Caroline went to a LGBTQ support group yesterday."
-    stack = await stack_factory(Decisions(extract={said: [fact]}))
+    # The worker, Kafka and Weaviate are real, and the documents go out as `factstream
+    # publish` sends them; the LM double reads the turns (and judges the answers).
+    stack = await stack_factory(_double())
     out = tmp_path / "results"
-    args = ["eval", "locomo", "--data", str(SLICE), "--kb", "facts", "--sessions", "1"]
+    args = ["eval", "locomo", "--data", str(SLICE), "--kb", "facts", "--sessions", "2", "--lm"]
+    judge = ["--judge-url", stack.env["FACTSTREAM_LM_URL"]]
     run = subprocess.run(
-        [sys.executable, "-m", "factstream", *args, "--limit", "1", "--out", str(out)],
+        [sys.executable, "-m", "factstream", *args, *judge, "--out", str(out)],
         env={**os.environ, **stack.env},
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=900,
         check=False,
     )
     assert run.returncode == 0, run.stdout + run.stderr
     [path] = sorted(out.glob("locomo-*.json"))
     data = orjson.loads(path.read_bytes())
     facts = data["kbs"]["facts"]
-    assert list(data["kbs"]) == ["facts"] and facts["documents"] == {"26": 1}
-    assert facts["skipped_documents"] == {"26": []} and facts["facts_true"] == {"26": 1}
+    (conversation,) = load_locomo(SLICE)
+    kept = conversation.sliced(2)
+    documents = sum(-(-len(s.turns) // 8) for s in kept.sessions)
+    assert list(data["kbs"]) == ["facts"] and facts["documents"] == {"26": documents}
+    assert facts["skipped_documents"] == {"26": []}
+    # Four facts extracted; the invalidated plan is false, the closed one stays true (its
+    # valid time ended at the adoption turn's session).
+    assert facts["facts_true"] == {"26": 3}, facts
     [published] = sorted(out.glob("locomo-*/26-documents.jsonl"))
-    assert len(published.read_text().splitlines()) == 1
+    assert len(published.read_text().splitlines()) == documents
     rows = {r["question"]: r for r in data["questions"]}
     went = rows["When did Caroline go to the LGBTQ support group?"]
     assert went["recall"]["single"]["at_10"] == 1.0 and went["provenance"] == ["turn"]
     # Its valid time starts on the day 'yesterday' names, read against the session's date.
     assert went["time_resolved"] is True, went
     assert went["read"]["valid_from"].startswith("2023-05-07")
+    # The summer plans: only the adoption plan is still true, so the double answers it
+    # (a stale plan shares more words with the question: it would win if still true).
+    plans = rows["What are Caroline's plans for the summer?"]
+    assert plans["predicted"] == _ADOPTION, plans
+    # 'researching adoption agencies' is 3 of the answer's 7 normalized tokens: F1 0.6.
+    assert plans["answer_score"] == pytest.approx(0.6) and plans["judge_correct"] is True
+    answered = facts["answers"]
+    scored = [r for r in data["questions"] if r["answer_score"] is not None]
+    assert scored and all(r["answer_error"] is None for r in scored)
+    assert answered["4"]["answered"] == sum(r["category"] == 4 for r in scored)
+    assert answered["1-4"]["judged"] == sum(r["category"] != 5 for r in scored)
+    assert answered["5"]["abstained"] is not None and "f1" not in answered["5"]
+    assert answered["4"]["f1"] >= 0.6 / answered["4"]["answered"]
     assert (out / f"locomo-{data['run']}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -99,3 +99,26 @@ async def test_metrics_and_a_free_event_loop() -> None:
     assert elapsed > 0.1 and ticks >= 0.3 * elapsed / TICK_S  # the model ran off the loop
     labels = {"model": "all-MiniLM-L6-v2"}
     assert registry.get_sample_value("factstream_embed_texts_total", labels) == 256
+
+
+async def test_int8_weights_are_close_to_float32_not_equal(onnx_embedder: Embedder) -> None:
+    """FACTSTREAM_EMBED_QUANTIZE=int8: other vectors (so a store needs one setting), close
+    enough that retrieval is judged by the evaluations (docs/benchmarks.md)."""
+    texts = _clark_texts()
+    int8 = await load_embedder(
+        EmbedSettings(runtime="onnx", quantize="int8"), Settings().local.cache_dir
+    )
+    try:
+        got = np.array(await int8.embed_batch(texts))
+        alone = np.array([await int8.embed(t) for t in texts[80:90]])
+    finally:
+        await int8.aclose()
+    expected = np.array(await onnx_embedder.embed_batch(texts))
+    cosines = (got * expected).sum(axis=1)
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    assert cosines.min() > 0.98, f"worst text: {texts[int(cosines.argmin())][:80]!r}"
+    assert 1.0 - cosines.min() > 1e-4  # not the float32 graph
+    # Activations are quantized per call, with one scale for the whole padded batch: a text's
+    # vector depends a little on the texts it was embedded with (docs/benchmarks.md).
+    beside = (alone * got[80:90]).sum(axis=1)
+    assert beside.min() > 0.98 and 1.0 - beside.min() > 1e-6

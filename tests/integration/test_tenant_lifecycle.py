@@ -27,6 +27,7 @@ from factstream.store.base import AppliedBatch, FactCounts
 from factstream.store.schema import collections_for
 from factstream.store.weaviate_store import WeaviateFactStore
 from factstream.streams.changelog import ChangelogPublisher
+from factstream.temporal.intervals import ValidInterval
 from factstream.topics.records import FactEdit, edit_id_for, fact_id_for
 
 pytestmark = pytest.mark.integration
@@ -89,6 +90,32 @@ async def test_idle_namespaces_go_inactive_and_come_back_unnoticed(
         assert await store.count_facts("quiet") == FactCounts(2, 0)
         assert await store.applied_batch("busy", "d1") == AppliedBatch("d1", "d1", 1)
         assert await store.count_facts("theirs") == FactCounts(1, 0)
+    finally:
+        await store.close()
+
+
+async def test_a_read_is_prepared_by_activating_the_inactive_tenant(
+    weaviate_settings: Settings, store_prefix: str, weaviate_client: weaviate.WeaviateClient
+) -> None:
+    """``prepare_read`` (run while a question is embedded) activates an inactive tenant,
+    with or without a valid time to check, and a missing namespace stays missing."""
+    store = await _open(weaviate_settings, store_prefix, IDLE_S)
+    try:
+        for ns in ("asked", "searched"):
+            await store.upsert(ns, [stored(make_fact("f1", namespace=ns))])
+        await asyncio.sleep(IDLE_S + 0.2)
+        assert sorted((await store.deactivate_idle(lambda ns: True)).deactivated) == [
+            "asked",
+            "searched",
+        ]
+        await store.prepare_read("asked", valid=ValidInterval(T0, None))
+        await store.prepare_read("searched", valid=None)
+        await store.prepare_read("nobody", valid=None)
+        statuses = _statuses(weaviate_client, store_prefix)
+        assert statuses["asked"].startswith("ACTIVE")
+        assert statuses["searched"].startswith("ACTIVE")
+        assert "nobody" not in statuses
+        assert await _search(store, "asked") == ["f1"]
     finally:
         await store.close()
 

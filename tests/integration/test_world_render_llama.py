@@ -2,7 +2,8 @@
 
 Whatever the small model says, every such turn in the written files is either the LM's,
 passing the check (every name its template wrote, no one else of the world), or the
-template's own text; the counts add up. The counts are printed (``-s``).
+template's own text; the counts add up; and at least one turn is the LM's (a run that kept
+every template tested only the fallback). The counts are printed (``-s``).
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ async def test_every_fact_turn_passed_the_check_or_is_the_template(
                 assert acceptable(new, old, keep, names, listener, echo) is None, new
         offset += size
     assert changed <= counts.rendered  # a rendering may equal its template
+    # A run that rendered nothing tested only the fallback: it fails.
+    assert changed > 0, f"no turn was rendered by the LM: {counts}"
     assert counts.total == sum(len(set(c.turn_of.values())) for c in world.conversations)
     assert counts.rendered + counts.refused + counts.failed == counts.total
     plain = write_world(world, tmp_path / "templates")

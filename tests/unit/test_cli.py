@@ -78,3 +78,32 @@ def test_the_command_line_loads_no_client_library_until_a_command_runs() -> None
     code = f"import sys, factstream.cli; print([m for m in {heavy!r} if m in sys.modules])"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_product_command_does_not_import_the_laboratory() -> None:
+    """The lab's commands (entry points) load only for a name not the product's, or --help."""
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from factstream.cli import app\n"
+        "lab = lambda: any(m.startswith('factstream_lab') for m in sys.modules)\n"
+        "before = lab()\n"
+        "runner = CliRunner()\n"
+        "config = runner.invoke(app, ['config'])\n"
+        "after_config = lab()\n"
+        "world = runner.invoke(app, ['world', '--help'])\n"
+        "listed = 'generate' in world.output\n"
+        "print(before, after_config, config.exit_code, world.exit_code, lab(), listed)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "False", "0", "0", "True", "True"]
+
+
+@pytest.mark.parametrize("command", ["demo", "up", "services", "eval", "world"])
+def test_the_laboratory_commands_answer_under_factstream(command: str) -> None:
+    result = runner.invoke(app, [command, "--help"])
+    assert result.exit_code == 0, result.output
+    usage = next(line for line in result.output.splitlines() if "Usage:" in line)
+    assert f" {command} [OPTIONS]" in usage
+    listed = runner.invoke(app, ["--help"])
+    assert f"│ {command} " in listed.output

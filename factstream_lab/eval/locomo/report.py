@@ -1,4 +1,5 @@
-"""The LoCoMo results as a table and a plot: evidence recall and time resolved per category."""
+"""The LoCoMo results as a table and a plot: evidence recall and time resolved per category,
+and with answers (--lm) their token F1 and the judge's accuracy."""
 
 from __future__ import annotations
 
@@ -32,6 +33,15 @@ def plot_locomo(results: Mapping[str, Any], path: Path) -> Path:
             series[f"{kb} recall@{k}"] = [
                 float(rows[c][f"evidence_recall_at_{k}"] or 0.0) for c in _CATEGORIES
             ]
+        scored = data.get("answers")
+        if scored is not None:  # F1 (5: abstained), then the judge where it judged
+            series[f"{kb} answer F1"] = [
+                float(scored[c].get("f1", scored[c].get("abstained")) or 0.0) for c in _CATEGORIES
+            ]
+            if any(scored[c]["judged"] for c in _CATEGORIES):
+                series[f"{kb} judge"] = [
+                    float(scored[c]["judge_accuracy"] or 0.0) for c in _CATEGORIES
+                ]
     times = ", ".join(
         f"{kb} {_pct(data['categories']['2'].get('time_resolved'))}" for kb, data in kbs.items()
     )
@@ -45,11 +55,25 @@ def plot_locomo(results: Mapping[str, Any], path: Path) -> Path:
 
 
 def table_locomo(results: Mapping[str, Any]) -> Table:
-    """One row per knowledge base and category."""
-    table = Table("kb", "category", "questions", "recall@5", "recall@10", "multi_hop @10", "time")
+    """One row per knowledge base and category (with answers: F1, or for 5 the share that
+    abstained, and the judge's accuracy)."""
+    table = Table(
+        "kb",
+        "category",
+        "questions",
+        "recall@5",
+        "recall@10",
+        "multi_hop @10",
+        "time",
+        "answer F1",
+        "judge",
+    )
     for kb, data in results["kbs"].items():
+        scored = data.get("answers") or {}
         for name, row in data["categories"].items():
             time = row.get("time_resolved")
+            answered = scored.get("1-4" if name == "all" else name, {})
+            f1 = answered.get("f1", answered.get("abstained"))
             table.add_row(
                 kb,
                 f"{name} {row['name']}" if name != "all" else "all",
@@ -58,6 +82,8 @@ def table_locomo(results: Mapping[str, Any]) -> Table:
                 _pct(row["evidence_recall_at_10"]),
                 _pct(row["modes"]["multi_hop"]["at_10"]),
                 _pct(time) if name == "2" else "",
+                _pct(f1) if answered else "",
+                _pct(answered.get("judge_accuracy")) if answered else "",
             )
     return table
 

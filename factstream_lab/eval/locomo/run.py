@@ -11,6 +11,10 @@ Every question is then put to the ask path's retrieval as of the end of the conv
 planned by the rules only, so that no LM is asked), and scored (``score``): evidence
 recall@5 and @10 from the turns the results cite (``provenance``), and, for temporal
 questions, time resolved (``timing``).
+
+With ``answer`` (``--lm``) the query agent also answers each question from its single-mode
+facts (``QueryEngine.respond``, the configured LM), scored by token F1 per category and, with
+a judge LM (``--judge-url``), by the mem0 paper's judge (``answers``).
 """
 
 from __future__ import annotations
@@ -25,16 +29,18 @@ from typing import Any, Literal
 
 from prometheus_client import CollectorRegistry
 
-from factstream.ask.query import AskRequest, QueryEngine
+from factstream.ask.query import AskRequest, Gathered, QueryEngine
 from factstream.clients import open_clients
 from factstream.config import Settings
 from factstream.edit.materializer import Materializer
 from factstream.embed.base import Embedder
+from factstream.errors import FactstreamError
+from factstream.lm.tasks.runner import TaskRunner
 from factstream.store.base import FactStore
 from factstream.temporal.intervals import at
 from factstream.topics.records import AskMode, Fact
 from factstream_lab.eval.clark import Progress
-from factstream_lab.eval.locomo import kb_facts
+from factstream_lab.eval.locomo import answers, kb_facts
 from factstream_lab.eval.locomo.chunks import DEFAULT_TURNS_PER_CHUNK, conversation_documents
 from factstream_lab.eval.locomo.data import Conversation, Question, load_locomo
 from factstream_lab.eval.locomo.kb_turns import load_turns
@@ -48,7 +54,15 @@ from factstream_lab.eval.locomo.timing import (
     resolved_within,
 )
 
-__all__ = ["KBS", "Kb", "LocomoRun", "run_locomo", "slice_conversation", "turns_kb"]
+__all__ = [
+    "KBS",
+    "Answering",
+    "Kb",
+    "LocomoRun",
+    "run_locomo",
+    "slice_conversation",
+    "turns_kb",
+]
 
 Kb = Literal["turns", "facts"]
 KBS: tuple[Kb, ...] = ("turns", "facts")
@@ -69,6 +83,15 @@ class LocomoRun:
     turns_per_chunk: int = DEFAULT_TURNS_PER_CHUNK
     lm_url: str | None = None
     timeout_s: float = 6 * 3600  # for the worker to edit in one conversation
+    answer: bool = False  # --lm: the query agent answers; token F1 per category
+    judge: TaskRunner | None = None  # --judge-url: the judge's runner (needs answer)
+
+
+@dataclass(frozen=True)
+class Answering:
+    """Whether to answer each question, and the judge (None: F1 only)."""
+
+    judge: TaskRunner | None = None
 
 
 def slice_conversation(
@@ -96,18 +119,21 @@ async def run_locomo(run: LocomoRun, progress: Progress | None = None) -> dict[s
     kbs: dict[str, Any] = {}
     rows: list[dict[str, Any]] = []
     settings = Settings.from_env({})
+    answering = Answering(run.judge) if run.answer else None
     for kb in run.kbs:
         t0 = time.monotonic()
         if kb == "turns":
-            scores, extra = await _turns(settings, conversations, stamp, progress)
+            scores, extra = await _turns(settings, conversations, stamp, progress, answering)
         else:
-            scores, extra = await _facts(run, conversations, stamp, progress)
+            scores, extra = await _facts(run, conversations, stamp, progress, answering)
+        rows_kb = [s.row() for s in scores]
         kbs[kb] = {
             "categories": by_category(scores, MODES, "single"),
+            "answers": answers.summarize(rows_kb) if answering is not None else None,
             **extra,
             "seconds": round(time.monotonic() - t0, 1),
         }
-        rows += [{"kb": kb, **s.row()} for s in scores]
+        rows += [{"kb": kb, **row} for row in rows_kb]
     return {
         "kind": "locomo",
         "run": stamp,
@@ -124,26 +150,43 @@ async def run_locomo(run: LocomoRun, progress: Progress | None = None) -> dict[s
         "retrieval": {
             "top_k": max(KS),
             "min_similarity": settings.api.min_similarity,
-            "alpha": settings.editor.alpha,
+            "alpha": settings.api.alpha,
             "modes": list(MODES),
             "headline_mode": "single",
             "hop_plans": "rules only (no LM)",
             "as_of": "the end of each conversation (its last session kept)",
         },
         "embed_model": settings.embed.model,
+        "answers": _answers_how(run, settings),
         "kbs": kbs,
         "seconds": {"wall": round(time.monotonic() - started, 1)},
         "questions": rows,
     }
 
 
+def _answers_how(run: LocomoRun, settings: Settings) -> dict[str, Any] | None:
+    if not run.answer:
+        return None
+    judge = run.judge
+    return {
+        "lm": {"url": run.lm_url or settings.lm.url, "model": settings.lm.model},
+        "facts": "the single mode's (top 10), answered by QueryEngine.respond",
+        "f1": "LoCoMo's token F1 per category, without stemming; 5: abstained",
+        "judge": None if judge is None else {"model": judge.lm.model, "prompt": "judge_answer.v1"},
+    }
+
+
 async def _turns(
-    settings: Settings, conversations: Sequence[Conversation], stamp: str, progress: Progress
+    settings: Settings,
+    conversations: Sequence[Conversation],
+    stamp: str,
+    progress: Progress,
+    answering: Answering | None = None,
 ) -> tuple[list[QuestionScore], dict[str, Any]]:
     async with open_clients(settings, CollectorRegistry()) as clients:
         engine = QueryEngine.of(clients, settings)
         return await turns_kb(
-            clients.store, clients.embedder, engine, conversations, stamp, progress
+            clients.store, clients.embedder, engine, conversations, stamp, progress, answering
         )
 
 
@@ -154,6 +197,7 @@ async def turns_kb(
     conversations: Sequence[Conversation],
     stamp: str,
     progress: Progress,
+    answering: Answering | None = None,
 ) -> tuple[list[QuestionScore], dict[str, Any]]:
     """Each conversation's turns as passages in a namespace of its own, every question
     asked and scored, the namespace dropped; the scores and what was loaded."""
@@ -167,14 +211,20 @@ async def turns_kb(
             progress.advance(1)
             passages += len(cited)
             provenance = Provenance(cited, {})
-            scores += await _ask_all(engine, conversation, namespace, provenance, "turns", progress)
+            scores += await _ask_all(
+                engine, conversation, namespace, provenance, "turns", progress, answering
+            )
         finally:
             await store.drop_namespace(namespace)
     return scores, {"passages": passages, "lm": None}
 
 
 async def _facts(
-    run: LocomoRun, conversations: Sequence[Conversation], stamp: str, progress: Progress
+    run: LocomoRun,
+    conversations: Sequence[Conversation],
+    stamp: str,
+    progress: Progress,
+    answering: Answering | None = None,
 ) -> tuple[list[QuestionScore], dict[str, Any]]:
     tag = f"eval-locomo-{stamp}"
     scores: list[QuestionScore] = []
@@ -212,7 +262,7 @@ async def _facts(
                 provenance = Provenance({}, {d.id: turns for d, turns in documents})
                 engine = QueryEngine.of(clients, worker.settings)
                 scores += await _ask_all(
-                    engine, conversation, namespace, provenance, "facts", progress
+                    engine, conversation, namespace, provenance, "facts", progress, answering
                 )
     detail.update(
         lm={"url": worker.settings.lm.url, "model": worker.settings.lm.model},
@@ -243,13 +293,16 @@ async def _ask_all(
     provenance: Provenance,
     kb: Kb,
     progress: Progress,
+    answering: Answering | None = None,
 ) -> list[QuestionScore]:
     limit = asyncio.Semaphore(_CONCURRENT_QUESTIONS)
     progress.stage(f"{kb} {conversation.id}: questions", len(conversation.questions))
 
     async def one(question: Question) -> QuestionScore:
         async with limit:
-            score = await _score(engine, conversation, namespace, provenance, kb, question)
+            score = await _score(
+                engine, conversation, namespace, provenance, kb, question, answering
+            )
         progress.advance(1)
         return score
 
@@ -263,6 +316,7 @@ async def _score(
     provenance: Provenance,
     kb: Kb,
     question: Question,
+    answering: Answering | None = None,
 ) -> QuestionScore:
     evidence = tuple(t for t in question.evidence if t in conversation.turns)
     score = QuestionScore(
@@ -272,6 +326,7 @@ async def _score(
         return score
     kinds: set[str] = set()
     top: list[tuple[Fact, tuple[str, ...]]] = []
+    single: tuple[AskRequest, Gathered] | None = None
     for mode in MODES:
         request = AskRequest(
             question.text, namespace, as_of=conversation.end, top_k=max(KS), mode=mode
@@ -288,10 +343,37 @@ async def _score(
         score.detail[f"{mode}_used"] = gathered.mode
         if mode == "single":
             score.detail["valid_time"] = gathered.valid_time.describe()
+            single = (request, gathered)
     score.detail["provenance"] = sorted(kinds)
+    if answering is not None and single is not None:
+        await _answer(engine, *single, score, answering)
     if question.category == TEMPORAL and question.answer is not None:
         _score_time(score, conversation, question, kb, top)
     return score
+
+
+async def _answer(
+    engine: QueryEngine,
+    request: AskRequest,
+    gathered: Gathered,
+    score: QuestionScore,
+    answering: Answering,
+) -> None:
+    """The query agent's answer from the single mode's facts, scored (and judged)."""
+    try:
+        score.predicted = (await engine.respond(request, gathered)).answer
+    except FactstreamError as exc:  # an invalid answer scores 0, counted as failed
+        score.answer_error = f"{type(exc).__name__}: {exc}"
+        score.predicted = ""
+    score.answer_score = answers.score_answer(score.category, score.predicted, score.answer)
+    if answering.judge is None or score.category == answers.ADVERSARIAL or not score.answer:
+        return
+    try:
+        score.judge_correct = await answers.judge(
+            answering.judge, score.question, score.answer, score.predicted
+        )
+    except FactstreamError as exc:
+        score.detail["judge_error"] = f"{type(exc).__name__}: {exc}"
 
 
 def _score_time(

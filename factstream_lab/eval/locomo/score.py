@@ -55,6 +55,12 @@ class QuestionScore:
     time: bool | None = None
     time_word: bool = False
     detail: dict[str, Any] = field(default_factory=dict)
+    # With answers (--lm): the query agent's answer, its score (answers.score_answer), the
+    # judge's label (None: not judged) or why it failed.
+    predicted: str | None = None
+    answer_score: float | None = None
+    judge_correct: bool | None = None
+    answer_error: str | None = None
 
     def row(self) -> dict[str, Any]:
         return {
@@ -69,6 +75,10 @@ class QuestionScore:
             },
             "time_resolved": self.time,
             "time_word": self.time_word,
+            "predicted": self.predicted,
+            "answer_score": self.answer_score,
+            "judge_correct": self.judge_correct,
+            "answer_error": self.answer_error,
             **self.detail,
         }
 

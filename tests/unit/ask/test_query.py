@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from fixtures.decisions import Decisions
@@ -11,7 +13,7 @@ from fixtures.decisions import Decisions
 from factstream.access import KeyTable, hash_key, load_key_table
 from factstream.agents.query import QuestionHandler, key_from_headers
 from factstream.ask.query import AskRequest, QueryEngine
-from factstream.config import ApiSettings
+from factstream.config import ApiSettings, Settings
 from factstream.edit.materializer import Materializer
 from factstream.embed.fake import HashingEmbedder
 from factstream.errors import NamespaceNotFound, QuestionInvalid
@@ -155,3 +157,30 @@ async def test_question_handler_answers_errors_by_code(engine: QueryEngine) -> N
     assert await handler.handle(b"desk", b"not json", "k") is None
     open_handler = QuestionHandler(engine, KeyTable(open_access=True))
     assert (await open_handler.handle(None, question.to_bytes(), None)).error is None  # type: ignore[union-attr]
+
+
+class _AlphaStore(InMemoryFactStore):
+    """The in-memory store, noting the hybrid weight of every search."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.alphas: list[float] = []
+
+    async def search(self, *args: Any, **kwargs: Any) -> Any:
+        self.alphas.append(kwargs["alpha"])
+        return await super().search(*args, **kwargs)
+
+
+async def test_questions_search_with_the_api_alpha_not_the_editors() -> None:
+    store = _AlphaStore()
+    await Materializer(store, HashingEmbedder()).apply([edit("d1", 0, 1, EditOp.ADD, OLD, 0)])
+    settings = Settings.from_env({"FACTSTREAM_API_ALPHA": "0.3", "FACTSTREAM_EDITOR_ALPHA": "0.9"})
+    clients = SimpleNamespace(
+        store=store,
+        embedder=HashingEmbedder(),
+        runner=TaskRunner(ScriptedLM([])),
+        metrics=SimpleNamespace(query=None),
+    )
+    engine = QueryEngine.of(clients, settings)  # type: ignore[arg-type]
+    await engine.retrieve(AskRequest("Where does Lawler sit?", "desk"))
+    assert store.alphas == [0.3]

@@ -66,6 +66,7 @@ def test_registry_lists_every_task_version() -> None:
         "extract_facts.v1",
         "extract_facts.v2",
         "extract_facts.v3",
+        "judge_answer.v1",
         "plan_hops.v1",
         "plan_time.v1",
         "render_turn.v1",

@@ -67,6 +67,25 @@ def test_a_cluster_that_cannot_be_asked_is_down_until_it_answers() -> None:
     assert r.observe({"node1": True}) == {"a": {"y"}}
 
 
+def test_a_node_killed_after_a_look_that_could_not_ask_is_covered_until_seen_down() -> None:
+    """The cluster could not be asked at 1000 (a slow node 1): every node counts as down
+    from then. Node 3 is SIGKILLed at 1002 with a write in flight; a listing shows it down
+    at 1003. The write of 1002 is named when it is back; one begun after 1003 is not."""
+    r, clock = repair(10)
+    r.observe(HEALTHY)
+    r.wrote("a", ["before"], began=995)
+    r.observe(None)
+    r.wrote("a", ["in-flight"], began=1002)
+    clock.t = 1003
+    assert r.observe({**HEALTHY, "node3": False}) == {"a": {"before"}}  # nodes 1, 2 "back"
+    r.wrote("a", ["while-down"], began=1005)
+    clock.t = 1010
+    assert r.observe({**HEALTHY, "node3": False}) == {}  # down for sure since 1003
+    clock.t = 1030
+    assert r.observe(HEALTHY) == {"a": {"before", "in-flight"}}
+    assert r.down == {}
+
+
 def test_old_writes_are_forgotten_while_every_node_is_up() -> None:
     r, clock = repair(10)
     r.observe(HEALTHY)

@@ -38,7 +38,28 @@ EXAMPLES: list[tuple[str, datetime, str]] = [
     ("skiing next winter", NOW, "2024-12-01 to 2025-03-01"),
     ("skiing this winter", datetime(2024, 1, 20, tzinfo=UTC), "2023-12-01 to 2024-03-01"),
     ("in the summer of 2022", NOW, "2022-06-01 to 2022-09-01"),
+    # 'from' a time behind the speaker says where a thing comes from, not when it began.
+    ("a pic from last Friday with friends", NOW, "2024-06-14 to 2024-06-15"),
+    ("the photos from yesterday", NOW, "2024-06-14 to 2024-06-15"),
+    ("a card from two weeks ago", NOW, "2024-05-27 to 2024-06-03"),
 ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        ("from 2019 she ran the firm", "2019-01-01"),  # a calendar time: where it began
+        ("from yesterday on it rained", "2024-06-14"),
+        ("from last Friday onwards we rested", "2024-06-14"),
+        ("since last Friday", "2024-06-14"),
+    ],
+)
+def test_from_or_since_a_time_with_on_after_it_starts_there(text: str, start: str) -> None:
+    found = parse_time(text, NOW)
+    assert found is not None, text
+    assert (found.kind, found.interval.end) == (TimeKind.AFTER, None)
+    assert found.interval.start is not None
+    assert found.interval.start.date().isoformat() == start
 
 
 @pytest.mark.parametrize(("text", "now", "described"), EXAMPLES)
