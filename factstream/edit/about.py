@@ -5,7 +5,11 @@ Before an invalidation, a close or a rewrite is applied (docs/design.md section 
 (``store.entities.fact_entities``: its structured subject and object, else the name its
 text opens with and the other names in it), in one of the forms the entity index resolves
 to that entity (``text.names.aliases``: the name, its head, a person's surname, an
-acronym, a monarch's name), or in those of the name without a suffix ("Jr.", "III"). A
+acronym, a monarch's name), or in those of the name without a suffix ("Jr.", "III"), of
+the proper part of a role's title ("United Kingdom" of "realm of the United Kingdom",
+"Virginia House of Delegates" of "member of the ..."), or of the name and its head
+without the words of its kind ("Twitch" of "Twitch Interactive", "Virginia" of "Virginia
+House"; organisation-name normalisation, by a list of kinds, never of entities). A
 decision that fails is refused: the fact keeps its truth (``edit.pipeline`` logs and
 counts it, and ``bound_problem`` refuses a finished plan that breaks the rule).
 
@@ -17,7 +21,8 @@ without a title, the words of its source URL's slug (``text.names.document_title
 in any case, with the "s" a slug keeps of a possessive ("maggie-coles-lysters-...").
 
 Forms without a capital ("member", the head of "member of the Virginia House of
-Delegates") and lone common words ("This", "The") name nothing, except a structured
+Delegates"), lone common words ("This", "The") and lone words of a kind or a role
+("Group", "University", "Member") name nothing, except a structured
 subject written in lower case (a handle: "autimatic"). A fact that names nothing ("The
 mayor is person 3.") gives the check nothing to look for and is not checked.
 
@@ -56,6 +61,38 @@ _NON_WORD = re.compile(r"[\W_]+")
 _SUFFIX = re.compile(r",?\s+(?:Jr\.?|Sr\.?|[IVX]+)$")
 
 
+def _listed(words: str) -> list[str]:
+    """The words of a whitespace-separated list."""
+    return words.split()
+
+
+# Words that say what kind of body a name is, not which: "Twitch Interactive" is named
+# "Twitch", the "New Jersey General Assembly" by "New Jersey" (organisation-name
+# normalisation, as company-name cleaners drop "Inc."; a list of kinds, not of entities).
+_KINDS = frozenset(
+    _listed(
+        """inc inc. incorporated corp corp. corporation co co. company companies ltd ltd. limited
+    llc plc ag sa gmbh group holdings holding interactive entertainment technologies
+    technology media studios studio games labs software systems networks communications
+    enterprises partners industries international association federation foundation
+    institute authority agency council committee commission assembly general house senate
+    legislature parliament congress party club team university college school academy
+    hospital museum church bank"""
+    )
+)
+_PARTICLE = frozenset(_listed("of the and for de da van von der du la le"))
+# One-word heads of a title that names a role or a kind of thing, whose proper name follows
+# " of " ("Member of the ...", "realm of the ..."); a head in lower case counts too.
+_ROLES = frozenset(
+    _listed(
+        """member members president vice chair chairman chairwoman chairperson leader head
+    minister secretary governor mayor senator representative speaker ambassador judge
+    justice director chief commissioner premier deputy prime realm kingdom republic state
+    province county city monarch king queen"""
+    )
+)
+
+
 @dataclass(frozen=True)
 class NotAbout:
     """Why a document may not make a fact false: it names none of the fact's entities.
@@ -83,10 +120,47 @@ def _fold(text: str) -> str:
 
 
 def _is_name(form: str) -> bool:
-    """Whether ``form`` can name something: a capital in it, and not a lone common word."""
+    """Whether ``form`` can name something: a capital in it, and not a lone common word
+    or a lone word of a kind or a role ("Group", "House", "Member")."""
     if not any(ch.isupper() for ch in form):
         return False
-    return len(form.split()) > 1 or form.strip().casefold() not in COMMON_OPENERS
+    word = form.strip().casefold().rstrip(".")
+    return len(form.split()) > 1 or word not in COMMON_OPENERS | _KINDS | _ROLES
+
+
+def _kind_less(name: str) -> str | None:
+    """``name`` without the words that say what kind of body it is ("Twitch Interactive":
+    "Twitch"; "Virginia House": "Virginia"), or None when nothing, or nothing else, is left."""
+    words = name.split()
+    while len(words) > 1 and words[-1].casefold() in _KINDS | _PARTICLE:
+        words.pop()
+    return " ".join(words) if len(words) < len(name.split()) else None
+
+
+def _proper_part(name: str) -> str | None:
+    """The proper name in a title whose head is one common noun: "realm of the United
+    Kingdom": "United Kingdom"; "Member of the New Jersey General Assembly": "New Jersey
+    General Assembly" (a role, written with or without its capital). None for a name that
+    is its own ("Bank of America", "Charles III of the United Kingdom")."""
+    head, _, tail = name.partition(" of ")
+    role = head.strip()
+    if not tail or " " in role or not (role.islower() or role.casefold() in _ROLES):
+        return None
+    return re.sub(r"^(?:the|The)\s+", "", tail.strip()) or None
+
+
+def _stands_for(name: str) -> tuple[set[str], set[str]]:
+    """The names ``name`` stands for beside its own: (those to take with their aliases,
+    those to take as written). The proper part of a role's title (``_proper_part``), and
+    each of these and their heads less the words of their kind (``_kind_less``: "Twitch",
+    "Virginia", "New Jersey")."""
+    full = {name}
+    part = _proper_part(name)
+    if part:
+        full.add(part)
+    heads = {h.strip() for n in full for h in (n, re.split(r",| of ", n, maxsplit=1)[0])}
+    plain = {less for h in heads if (less := _kind_less(h))}
+    return full - {name}, plain
 
 
 @lru_cache(maxsize=16_384)  # a pure function of names that recur across documents
@@ -96,7 +170,12 @@ def forms(name: str, *, subject: bool = False) -> tuple[str, ...]:
     a capital (a handle: "autimatic"), as an alias does, from two characters up. Empty:
     ``name`` names nothing."""
     name = name.strip()
-    found = {f for f in aliases(name) | aliases(_SUFFIX.sub("", name)) if _is_name(f)}
+    names, plain = {name, _SUFFIX.sub("", name)}, set()
+    for own in tuple(names):
+        full, kind_less = _stands_for(own)
+        names |= full
+        plain |= kind_less
+    found = {f for f in {a for n in names for a in aliases(n)} | plain if _is_name(f)}
     if subject and len(name) >= 2 and name.casefold() not in COMMON_OPENERS:
         found.add(name)
     return tuple(sorted({_fold(f) for f in found} - {" ", "  "}))

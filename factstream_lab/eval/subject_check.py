@@ -72,7 +72,8 @@ VARIANTS: dict[str, tuple[str, Test]] = {
     ),
     "entities": (
         "the editor's rule (factstream.edit.about): as above, for any entity the fact is "
-        "indexed under (its subject or its object)",
+        "indexed under (its subject or its object), with a role title's proper part and "
+        "names without the words of their kind",
         _entities,
     ),
 }

@@ -100,3 +100,30 @@ def test_common_words_and_lower_case_heads_are_no_names() -> None:
     assert forms("B", subject=True) == ()  # one letter names nothing ("B is true.")
     implied = fact("This article implied that Amari Burney is a member of the Florida Gators.")
     assert fact_names(implied) == ("Amari Burney", "Florida Gators")
+
+
+def test_a_roles_title_is_named_by_its_proper_part() -> None:
+    realm = fact("x", "realm of the Netherlands", "Willem-Alexander")
+    assert check_about(realm, "The Netherlands celebrated.") is None
+    seat = fact("x", "Ann Roe", "Member of the Ohio Senate")
+    assert " Ohio " in forms("Member of the Ohio Senate")  # its kind-less head
+    assert check_about(seat, "An Ohio lawmaker resigned on Monday.") is None
+    assert check_about(seat, "A Texas lawmaker resigned on Monday.") is not None
+    # A name that is its own keeps its " of ": "Bank of America" is not named "America".
+    assert " America " not in forms("Bank of America")
+
+
+def test_an_organisation_is_named_without_the_words_of_its_kind() -> None:
+    studio = fact("x", "Pixel Forge Interactive", "Ada Lin")
+    assert check_about(studio, "Pixel Forge names a new chief.") is None
+    assert check_about(studio, "A games studio names a new chief.") is not None
+    assert forms("Apple Inc.") == (" Apple ", " Apple Inc ")
+
+
+def test_a_lone_word_of_a_kind_or_a_role_names_nothing() -> None:
+    # "Group" (a surname by shape) and "Member" would name every group and member.
+    assert " Group " not in forms("Independent Senators Group")
+    assert " Member " not in forms("Member of the Ohio Senate")
+    group = fact("x", "Independent Senators Group", "Yuen Pau Woo")
+    assert check_about(group, "The Group of Seven met on Friday.") is not None
+    assert forms("Congress", subject=True) == (" Congress ",)  # a subject as written counts
