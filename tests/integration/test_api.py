@@ -146,7 +146,7 @@ async def test_answers_use_only_facts_true_at_as_of_with_histories(api: Api) -> 
         assert texts(now) == {CONGRESS, HOME}
         assert now["answer"] == "United States representative" and now["model"] == "stub"
         assert all(f["truth"] for f in now["facts"]) and now["prompt"] == "answer_choice.v1"
-        assert set(now["timings"]) == {"embed", "retrieve", "answer", "total"}
+        assert set(now["timings"]) == {"prepare", "embed", "retrieve", "answer", "total"}
         assert all(isinstance(f["score"], float) for f in now["facts"])
         by_text = {f["text"]: f for f in now["facts"]}
         assert by_text[CONGRESS]["fact_id"] == api.ids[CONGRESS]
@@ -441,7 +441,7 @@ async def test_kafka_questions_are_answered_by_question_id(api: Api) -> None:
     assert now.error is None and now.answer == "United States representative"
     assert {f.text for f in now.facts} == {CONGRESS, HOME} and now.model == "stub"
     assert then.answer == "State Assembly" and {f.text for f in then.facts} == {ASSEMBLY, HOME}
-    assert set(now.timings) == {"embed", "retrieve", "answer", "total"}
+    assert set(now.timings) == {"prepare", "embed", "retrieve", "answer", "total"}
     errors = {qid: (a.error or "").split(":")[0] for qid, a in answers.items() if a.error}
     assert errors == {
         "q-other": "forbidden",

@@ -49,6 +49,7 @@ from factstream.prompts.answer import (
 from factstream.prompts.classify_fact import ClassifyFactContext
 from factstream.prompts.classify_facts import ClassifyFactsContext
 from factstream.prompts.extract_facts import ExtractFactsContext
+from factstream.prompts.judge_answer import JudgeAnswerContext
 from factstream.prompts.models import DocumentView, JsonSchema, Message
 from factstream.prompts.plan_hops import PlanHopsContext
 from factstream.prompts.plan_time import PlanTimeContext
@@ -274,6 +275,7 @@ def test_every_json_schema_compiles_to_a_llamacpp_grammar(lm_settings: Settings)
         "plan_time": PlanTimeContext(question="Who spoke when Smith was mayor?"),
         "plan_hops": PlanHopsContext(question="Who runs the firm Ana joined?"),
         "verify_answer": VerifyAnswerContext(question="Q?", answer="A"),
+        "judge_answer": JudgeAnswerContext(question="Q?", gold="G", answer="A"),
         "render_turn": RenderTurnContext(
             speaker="Ana Silva",
             listener="Ben Okafor",
