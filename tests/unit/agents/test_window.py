@@ -149,17 +149,27 @@ class Run:
         return self.metrics.registry.get_sample_value(name, labels) or 0.0
 
 
-async def test_a_window_of_eight_commits_in_order_what_one_at_a_time_commits() -> None:
-    values, decisions = conflicting(16)
-    serial, windowed = Run(decisions, 1), Run(decisions, 8)
+async def _same_as_serial(
+    decisions: Decisions, values: Sequence[bytes | None], window: int, **options: Any
+) -> tuple[Run, Run]:
+    """The values fed one at a time and through a window of ``window``: the same outcomes,
+    changelog and knowledge base; returns both runs (serial first)."""
+    serial, windowed = Run(decisions, 1), Run(decisions, window, **options)
     await serial.feed(list(values))
     await windowed.feed(list(values))
-
-    assert windowed.outcomes == serial.outcomes == [(i, Outcome.APPLIED) for i in range(16)]
+    assert windowed.outcomes == serial.outcomes
     assert windowed.publisher.comparable() == serial.publisher.comparable()
     assert await windowed.store.list_facts(NS, include_false=True, limit=1000) == (
         await serial.store.list_facts(NS, include_false=True, limit=1000)
     )
+    return serial, windowed
+
+
+async def test_a_window_of_eight_commits_in_order_what_one_at_a_time_commits() -> None:
+    values, decisions = conflicting(16)
+    serial, windowed = await _same_as_serial(decisions, values, 8)
+
+    assert serial.outcomes == [(i, Outcome.APPLIED) for i in range(16)]
     assert serial.lm.most <= 2  # one document at a time: its classification and extraction
     assert windowed.lm.most > 2  # several documents' calls at once
     # Each document decided before the one before it committed missed its mayor: decided
@@ -186,14 +196,7 @@ async def test_documents_decided_on_the_predicted_knowledge_base_commit_the_seri
     # that document's decision, not its commit, and is judged on the knowledge base its
     # plan will leave; the commit's check finds what the LM was shown unchanged.
     values, decisions = conflicting(16)
-    serial, predicted = Run(decisions, 1), Run(decisions, 8, dependencies="predict")
-    await serial.feed(list(values))
-    await predicted.feed(list(values))
-    assert predicted.outcomes == serial.outcomes
-    assert predicted.publisher.comparable() == serial.publisher.comparable()
-    assert await predicted.store.list_facts(NS, include_false=True, limit=1000) == (
-        await serial.store.list_facts(NS, include_false=True, limit=1000)
-    )
+    _, predicted = await _same_as_serial(decisions, values, 8, dependencies="predict")
     waits = "factstream_dependency_waits_total"
     assert predicted.sample(waits, on="predicted") >= 8  # decided before the commit
     assert predicted.sample(waits, on="depends") < 8
@@ -209,14 +212,7 @@ async def test_documents_decided_on_the_predicted_knowledge_base_commit_the_seri
 @pytest.mark.parametrize("policy", ["speculate", "extraction", "wait"])
 async def test_predicted_dependencies_decide_each_document_once(policy: Policy) -> None:
     values, decisions = conflicting(16)
-    serial, predicted = Run(decisions, 1), Run(decisions, 8, dependencies=policy)
-    await serial.feed(list(values))
-    await predicted.feed(list(values))
-    assert predicted.outcomes == serial.outcomes
-    assert predicted.publisher.comparable() == serial.publisher.comparable()
-    assert await predicted.store.list_facts(NS, include_false=True, limit=1000) == (
-        await serial.store.list_facts(NS, include_false=True, limit=1000)
-    )
+    serial, predicted = await _same_as_serial(decisions, values, 8, dependencies=policy)
     waits = predicted.sample("factstream_dependency_waits_total", on="depends")
     if policy == "speculate":  # the first ones judged before any earlier plan was known
         assert 0 < waits < 16
