@@ -46,7 +46,7 @@ from factstream.edit.retrieval import Overlay, Retrieval, could_change
 from factstream.embed.base import Vector
 from factstream.errors import BadInput, LMOutputInvalid, StoreUnavailable
 from factstream.resilience import backoff_delay
-from factstream.store.base import SearchHit, StoredFact
+from factstream.store.base import Expecting, SearchHit, StoredFact
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.streams.decode import decode_document
 from factstream.streams.recovery import RecoveredBatches
@@ -154,6 +154,9 @@ class Editor:
         self._max_bytes, self._max_edits = worker.max_document_bytes, editor.max_edits
         self._subject_check = editor.subject_check
         self._ahead = DocumentVectors(clients.embedder)
+        store = clients.store
+        # A new namespace's tenant is made as its document is read ahead, with the others'.
+        self._expect = store.expect if isinstance(store, Expecting) else None
         self._ctx = EditContext(
             clients.store, clients.embedder, clients.runner, editor, ahead=self._ahead
         )
@@ -193,6 +196,8 @@ class Editor:
         except BadInput:
             return
         self._ahead.start(doc)
+        if self._expect is not None:
+            self._expect(doc.namespace)
 
     def commits(self, namespace: str) -> int:
         """Commits of ``namespace`` begun or done (what a decision's ``base`` counts)."""

@@ -18,6 +18,7 @@ from factstream.topics.records import Fact
 __all__ = [
     "AppliedBatch",
     "Deactivating",
+    "Expecting",
     "FactCounts",
     "FactPage",
     "FactStore",
@@ -98,6 +99,14 @@ class Preparing(Protocol):
     the question): its once-per-process checks and, if it may be inactive, its activation."""
 
     async def prepare_read(self, namespace: str, *, valid: ValidInterval | None) -> None: ...
+
+
+@runtime_checkable
+class Expecting(Protocol):
+    """A store told of a namespace about to be written, so that it readies new namespaces
+    together (their tenants created many to a request) before their documents' turn."""
+
+    def expect(self, namespace: str) -> None: ...
 
 
 class FactStore(Protocol):

@@ -76,6 +76,7 @@ from factstream.store.schema import (
     fact_uuid,
     valid_time_properties,
 )
+from factstream.store.tenants import TenantCreator
 from factstream.temporal.intervals import ValidInterval
 from factstream.topics.records import Fact
 
@@ -147,7 +148,8 @@ class WeaviateFactStore:
         )
         # Per namespace, only while in use or recent: a worker meets 100,000s of them.
         self._writing: WeakValueDictionary[str, asyncio.Lock] = WeakValueDictionary()
-        self._tenants = RecentSet(_REMEMBER)  # tenants known to exist
+        # Tenants known to exist; new ones are created many to a request (store/tenants.py).
+        self._tenants = TenantCreator(self._create_tenants, RecentSet(_REMEMBER), _TENANT_CHUNK)
         self._valid_ready = RecentSet(_REMEMBER)  # namespaces whose objects have valid time
         self._entities_ready = RecentSet(_REMEMBER)  # ... and the current entity keys
         # When each namespace was last used here (edited, asked), for the idle sweep.
@@ -391,7 +393,7 @@ class WeaviateFactStore:
         with self._translated("drop namespace"):
             for collection in (self._facts, self._batches):
                 await collection.tenants.remove([namespace])
-        self._tenants.discard(namespace)
+        self._tenants.forget(namespace)
         self._valid_ready.discard(namespace)
         self._entities_ready.discard(namespace)
 
@@ -446,6 +448,7 @@ class WeaviateFactStore:
 
     async def close(self) -> None:
         """Close the client's connections."""
+        await self._tenants.aclose()
         with self._translated("close"):
             await self._client.close()
 
@@ -534,15 +537,23 @@ class WeaviateFactStore:
             lock = self._writing[namespace] = asyncio.Lock()
         return lock
 
+    def expect(self, namespace: str) -> None:
+        """A document of ``namespace`` comes soon: create its tenant (if not known to exist)
+        with the other namespaces expected meanwhile, in one request per collection."""
+        self._tenants.expect(namespace)
+
     async def _ensure_tenant(self, namespace: str) -> None:
         # Creating an existing tenant is a no-op in Weaviate, so racing writers are fine;
         # auto tenant creation covers a tenant dropped behind this cache's back.
-        if namespace in self._tenants:
-            return
-        with self._translated("create tenant"):
-            for collection in (self._facts, self._batches):
-                await collection.tenants.create([Tenant(name=namespace)])
-        self._tenants.add(namespace)
+        await self._tenants.ensure(namespace)
+
+    async def _create_tenants(self, names: list[str]) -> None:
+        """Create the namespaces' tenants in both collections, one request each, at once."""
+        tenants = [Tenant(name=name) for name in names]
+        with self._translated("create tenants"):
+            await asyncio.gather(
+                *(collection.tenants.create(tenants) for collection in (self._facts, self._batches))
+            )
 
     async def node_health(self) -> dict[str, bool] | None:
         """Each Weaviate node's name -> whether it is HEALTHY; None if none answers."""
@@ -688,7 +699,7 @@ class WeaviateFactStore:
                 missing = "tenant not found" in str(exc) and not sure
                 if not missing and await collection.tenants.exists(namespace):
                     raise
-                self._tenants.discard(namespace)
+                self._tenants.forget(namespace)
                 return []
 
     @contextmanager
