@@ -1,0 +1,238 @@
+"""What the worker's process keeps per namespace (issue 40): traced Python memory, by line.
+
+In one process, on a private Weaviate (bench.own_weaviate; idle tenants swept as the worker
+does, every 256 namespaces), each of ``--n`` new namespaces gets what the editor does to a
+short conversation's namespace: its tenant expected as its document is read ahead, the
+applied-batch check, a search, two facts written, the batch recorded, its facts counted; plus the worker's own
+per-namespace books (the commit ledger, the busiest-namespaces counters). tracemalloc
+snapshots after a warm-up of ``--warm`` namespaces, after the N, and after the N tenants
+are made inactive give the bytes kept per namespace and the lines that keep them.
+
+    python -m bench.namespace_memory --n 3000
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import tempfile
+import time
+import tracemalloc
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import orjson
+import typer
+
+from bench.measure import rss_mib
+from bench.own_weaviate import OwnWeaviate
+from bench.report import RESULTS, new_report
+from factstream.agents.ledger import Ledger
+from factstream.agents.series import NamespaceSeries
+from factstream.config import Settings
+from factstream.metrics import Metrics
+from factstream.store.base import AppliedBatch, StoredFact
+from factstream.store.weaviate_store import WeaviateFactStore
+from factstream.topics.records import Fact, HistoryEntry
+
+__all__ = ["run"]
+
+_DIM = 16
+_T0 = datetime(2024, 3, 1, tzinfo=UTC)
+
+
+def _fact(namespace: str, i: int) -> StoredFact:
+    entry = HistoryEntry(ts=_T0, truth=True, document_id="d0", edit_id=f"{namespace}-e{i}")
+    fact = Fact(
+        fact_id=f"f{i}",
+        namespace=namespace,
+        text=f"{namespace} fact {i} is true",
+        truth=True,
+        history=[entry],
+        first_seen=_T0,
+        last_changed=_T0,
+    )
+    vector = [float((i + k) % 7) + 1.0 for k in range(_DIM)]
+    return StoredFact(fact, vector)
+
+
+class _Worker:
+    """The store and the worker's per-namespace books, driven as a document would."""
+
+    def __init__(self, store: WeaviateFactStore) -> None:
+        self.store, self.ledger = store, Ledger()
+        self.series = NamespaceSeries(Metrics.create().worker, [], 10)
+
+    async def conversation(self, namespace: str) -> None:
+        store = self.store
+        await store.applied_batch(namespace, "d0")
+        await store.search(
+            namespace,
+            "who is the mayor",
+            [1.0] * _DIM,
+            as_of=None,
+            top_k=5,
+            min_similarity=-1.0,
+            alpha=0.75,
+        )
+        await store.upsert(namespace, [_fact(namespace, 0), _fact(namespace, 1)])
+        await store.record_batch(namespace, AppliedBatch("d0", f"b-{namespace}", 2))
+        await store.count_facts(namespace)
+        self.ledger.record(namespace, "d0")
+
+
+def _traced() -> tracemalloc.Snapshot:
+    gc.collect()
+    return tracemalloc.take_snapshot().filter_traces(
+        [tracemalloc.Filter(False, tracemalloc.__file__)]
+    )
+
+
+def _short(filename: str) -> str:
+    return filename.split("site-packages/")[-1].split("/work/")[-1]
+
+
+def _grown(before: tracemalloc.Snapshot, after: tracemalloc.Snapshot, n: int) -> dict[str, Any]:
+    stats = after.compare_to(before, "lineno")
+    total = sum(s.size_diff for s in stats)
+    top = [
+        {
+            "where": f"{_short(s.traceback[0].filename)}:{s.traceback[0].lineno}",
+            "bytes": s.size_diff,
+            "blocks": s.count_diff,
+        }
+        for s in sorted(stats, key=lambda s: -s.size_diff)[:15]
+    ]
+    return {"bytes": total, "bytes_per_namespace": round(total / n, 1), "top": top}
+
+
+async def run(
+    base: Settings,
+    n: int,
+    warm: int,
+    concurrency: int,
+    *,
+    expect: bool = True,
+    settle_s: float = 0.0,
+    go_env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """On a private Weaviate (``go_env``: GOGC, GOMEMLIMIT for it)."""
+    with tempfile.TemporaryDirectory(prefix="bench-nsmem-") as tmp:
+        private = OwnWeaviate(base, Path(tmp), **(go_env or {}))
+        private.start()
+        try:
+            out = await _run(private.settings, private.pid, n, warm, concurrency, expect, settle_s)
+        finally:
+            private.stop()
+    out["weaviate_env"] = go_env or {}
+    return out
+
+
+async def _run(
+    settings: Settings,
+    pid: int | None,
+    n: int,
+    warm: int,
+    concurrency: int,
+    expect: bool,
+    settle_s: float,
+) -> dict[str, Any]:
+    prefix = f"Mem{uuid.uuid4().hex[:8]}"
+    idle_s = 2.0  # the worker's sweep, short: a node holds ~700 active tenants (open files)
+    store_settings = settings.store.model_copy(
+        update={"collection_prefix": prefix, "tenant_idle_s": idle_s}
+    )
+    assert pid is not None  # noqa: S101 - started
+    weaviate_mib = {"start": rss_mib(pid)}
+    store = await WeaviateFactStore.open(settings.weaviate, store_settings)
+    worker = _Worker(store)
+    out: dict[str, Any] = {"n": n, "warm": warm, "concurrency": concurrency, "expect": expect}
+
+    async def drive(names: list[str]) -> None:
+        for start in range(0, len(names), concurrency):
+            group = names[start : start + concurrency]
+            for name in group:
+                if expect:
+                    store.expect(name)  # as the window reads their documents ahead
+            await asyncio.gather(*(worker.conversation(name) for name in group))
+            if start % 256 == 0:
+                await store.deactivate_idle(lambda ns: True)
+
+    try:
+        await drive([f"warm-{i}" for i in range(warm)])
+        tracemalloc.start(1)
+        before = _traced()
+        started = time.monotonic()
+        fresh = [f"conv-{i:07d}" for i in range(n)]
+        await drive(fresh)
+        out["s_per_namespace"] = round((time.monotonic() - started) / n, 4)
+        active = _traced()
+        out["after_fresh"] = _grown(before, active, n)
+        weaviate_mib["after_fresh"] = rss_mib(pid)
+        await asyncio.sleep(idle_s + 0.5)
+        swept = await store.deactivate_idle(lambda ns: True)
+        out["deactivated_at_end"] = len(swept.deactivated)
+        del swept
+        out["after_deactivation"] = _grown(before, _traced(), n)
+        tracemalloc.stop()
+        out["weaviate_settling"] = await _settle(pid, settle_s)
+        weaviate_mib["after_deactivation"] = out["weaviate_settling"][-1]["rss_mib"]
+        out["weaviate_rss_mib"] = weaviate_mib
+        out["weaviate_after_deactivation_over_start"] = round(
+            weaviate_mib["after_deactivation"] / weaviate_mib["start"], 3
+        )
+    finally:
+        await store.close()
+    return out
+
+
+async def _settle(pid: int, most_s: float) -> list[dict[str, float]]:
+    """Weaviate's memory and open files every 10 s for ``most_s`` after the deactivation."""
+    started, samples = time.monotonic(), []
+    while True:
+        at = time.monotonic() - started
+        files = len(list(Path(f"/proc/{pid}/fd").iterdir()))
+        samples.append({"s": round(at, 1), "rss_mib": rss_mib(pid), "open_files": files})
+        if at >= most_s:
+            return samples
+        await asyncio.sleep(10.0)
+
+
+def main(
+    n: Annotated[int, typer.Option(help="New namespaces traced.")] = 3000,
+    warm: Annotated[int, typer.Option(help="Namespaces before the first snapshot.")] = 200,
+    concurrency: Annotated[int, typer.Option(help="Conversations at once.")] = 32,
+    expect: Annotated[
+        bool, typer.Option(help="Tell the store of the namespaces ahead (as the editor does).")
+    ] = True,
+    settle_s: Annotated[float, typer.Option(help="Seconds Weaviate is watched after.")] = 0,
+    gogc: Annotated[str, typer.Option(help="GOGC for the private Weaviate ('' unset).")] = "",
+    gomemlimit: Annotated[str, typer.Option(help="GOMEMLIMIT for it ('' unset).")] = "",
+) -> None:
+    """Python memory the worker's store and books keep per namespace (issue 40)."""
+    report = new_report("namespace-memory")
+    report["namespace_memory"] = asyncio.run(
+        run(
+            Settings(),
+            n,
+            warm,
+            concurrency,
+            expect=expect,
+            settle_s=settle_s,
+            go_env={k: v for k, v in {"GOGC": gogc, "GOMEMLIMIT": gomemlimit}.items() if v},
+        )
+    )
+    report["namespace_memory"]["caveat"] = (
+        "tracemalloc (Python allocations only, not RSS); private Weaviate; loaded shared machine"
+    )
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{report['timestamp']}-namespace-memory.json"
+    path.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
+    typer.echo(orjson.dumps(report["namespace_memory"], option=orjson.OPT_INDENT_2).decode())
+    typer.echo(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    typer.run(main)
