@@ -3,10 +3,11 @@
 In one process, on a private Weaviate (bench.own_weaviate; idle tenants swept as the worker
 does, every 256 namespaces), each of ``--n`` new namespaces gets what the editor does to a
 short conversation's namespace: its tenant expected as its document is read ahead, the
-applied-batch check, a search, two facts written, the batch recorded, its facts counted; plus the worker's own
-per-namespace books (the commit ledger, the busiest-namespaces counters). tracemalloc
-snapshots after a warm-up of ``--warm`` namespaces, after the N, and after the N tenants
-are made inactive give the bytes kept per namespace and the lines that keep them.
+applied-batch check, a search, two facts written, the batch recorded, its facts counted;
+plus the worker's own per-namespace books (the commit ledger, the busiest-namespaces
+counters). tracemalloc snapshots after a warm-up of ``--warm`` namespaces, after the N, and
+after the N tenants are made inactive give the bytes kept per namespace and the lines that
+keep them; Weaviate's RSS and open files are sampled for ``--settle-s`` after.
 
     python -m bench.namespace_memory --n 3000
 """
@@ -208,8 +209,10 @@ def main(
         bool, typer.Option(help="Tell the store of the namespaces ahead (as the editor does).")
     ] = True,
     settle_s: Annotated[float, typer.Option(help="Seconds Weaviate is watched after.")] = 0,
-    gogc: Annotated[str, typer.Option(help="GOGC for the private Weaviate ('' unset).")] = "",
-    gomemlimit: Annotated[str, typer.Option(help="GOMEMLIMIT for it ('' unset).")] = "",
+    weaviate_env: Annotated[
+        list[str],
+        typer.Option(help="KEY=VALUE for the private Weaviate (GOGC, GOMEMLIMIT, ...); repeat."),
+    ] = [],  # noqa: B006
 ) -> None:
     """Python memory the worker's store and books keep per namespace (issue 40)."""
     report = new_report("namespace-memory")
@@ -221,7 +224,7 @@ def main(
             concurrency,
             expect=expect,
             settle_s=settle_s,
-            go_env={k: v for k, v in {"GOGC": gogc, "GOMEMLIMIT": gomemlimit}.items() if v},
+            go_env=dict(item.split("=", 1) for item in weaviate_env),
         )
     )
     report["namespace_memory"]["caveat"] = (

@@ -130,13 +130,37 @@ async def test_what_the_store_keeps_per_namespace_is_bounded(
             ns = f"ns-{i}"
             await store.upsert(ns, [stored(make_fact("f1", namespace=ns))])
             await _search(store, ns)
-        assert len(store._tenants) <= 4  # noqa: SLF001 - the bound under test
+        assert len(store._tenants.known) <= 4  # noqa: SLF001 - the bound under test
+        assert len(store._tenants) == 0  # noqa: SLF001 - no creation outlives its request
         assert len(store._writing) == 0  # noqa: SLF001 - no lock outlives its writers
         assert 0 < len(store.last_use) <= 12
         await asyncio.sleep(0.6)
         store.last_use.prune()
         assert len(store.last_use) == 0  # idle ones are forgotten
         assert await _search(store, "ns-0") == ["f1"]  # a forgotten tenant is found again
+    finally:
+        await store.close()
+
+
+async def test_new_namespaces_expected_together_share_one_request(
+    weaviate_settings: Settings, store_prefix: str, weaviate_client: weaviate.WeaviateClient
+) -> None:
+    store = await _open(weaviate_settings, store_prefix, 0)
+    names = [f"conv-{i}" for i in range(7)]
+    try:
+        for ns in names:
+            store.expect(ns)  # as the worker's window reads their documents ahead
+        await asyncio.gather(
+            *(store.upsert(ns, [stored(make_fact("f1", namespace=ns))]) for ns in names)
+        )
+        assert store._tenants.requests == 1  # noqa: SLF001 - one request for the seven
+        statuses = _statuses(weaviate_client, store_prefix)
+        assert all(statuses[ns] == "ACTIVE/ACTIVE" for ns in names)  # both collections
+        for ns in names:
+            assert await _search(store, ns) == ["f1"]
+            await store.record_batch(ns, AppliedBatch("d1", "b1", 1))
+            assert await store.applied_batch(ns, "d1") == AppliedBatch("d1", "b1", 1)
+        assert store._tenants.requests == 1  # noqa: SLF001 - known since: none again
     finally:
         await store.close()
 
