@@ -99,9 +99,10 @@ class Run:
         on_changelog: Sequence[FactEdit] = (),
         lookahead: int | None = None,
         dependencies: Policy | None = None,
+        store: InMemoryFactStore | None = None,
         **lm: Any,
     ) -> None:
-        self.store, self.publisher = InMemoryFactStore(), Publisher()
+        self.store, self.publisher = store or InMemoryFactStore(), Publisher()
         self.lm = SlowLM(decisions, 0.01, **lm)
         self.metrics = Metrics.create()
         self.embedder = TextRecorder()
@@ -372,3 +373,23 @@ async def test_the_window_makes_false_only_facts_a_document_names() -> None:
         + (windowed.sample("factstream_redecisions_total", reason="added", at="commit"))
         > 0
     )
+
+
+class ExpectingStore(InMemoryFactStore):
+    """The in-memory store, recording the namespaces the editor announces."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.expected: list[str] = []
+
+    def expect(self, namespace: str) -> None:
+        self.expected.append(namespace)
+
+
+async def test_documents_read_ahead_announce_their_namespace_to_the_store() -> None:
+    values, decisions = conflicting(6)
+    store = ExpectingStore()
+    run = Run(decisions, 4, store=store)
+    await run.feed(values)
+    assert run.outcomes == [(i, Outcome.APPLIED) for i in range(6)]
+    assert store.expected == [NS] * 6  # each document's, as it was read (new tenants batched)
