@@ -339,11 +339,17 @@ class Editor:
                 await self._materializer.record_empty(doc.namespace, doc.id)
             return Outcome.EMPTY
         with self._write():
+            with timed(plan.timings, "apply"):
+                pending = await self._materializer.prepare(edits, steps, unapplied=True)
+            assert pending is not None  # noqa: S101 - unapplied: never found applied
+            # The batch and the new states of the facts it changes in one transaction.
             with timed(plan.timings, "publish"), timed(steps, "publish"):
-                await self._publisher.publish_batch(edits)
+                await self._publisher.publish_batch(edits, pending.changed)
             try:
                 with timed(plan.timings, "apply"):
-                    done = await self._materializer.apply(edits, steps, unapplied=True, ahead=ahead)
+                    done = await self._materializer.write(
+                        pending, steps, ahead=ahead, published=True
+                    )
                     self._changed(done.stored)
             except BaseException:
                 # The batch is on the changelog now: a retry applies it, never decides again.
