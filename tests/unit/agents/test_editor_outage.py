@@ -251,3 +251,41 @@ async def test_a_commit_sends_its_fact_states_in_its_batch_s_transaction() -> No
     [states] = changelog.with_batches
     assert [f.text for f in states] == ["The ferry runs again."]
     assert [[f.text for f in facts] for facts in changelog.alone] == [["The ferry runs again."]]
+
+
+class ReadDownAfterDecision(InMemoryFactStore):
+    """Up while a document is decided; then its next ``failures`` reads of stored facts
+    fail as if Weaviate had gone away."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failures = 0
+
+    async def get_stored(self, namespace: str, fact_ids: Sequence[str]) -> Any:
+        if self.failures > 0:
+            self.failures -= 1
+            raise StoreUnavailable("http://weaviate", "connection refused")
+        return await super().get_stored(namespace, fact_ids)
+
+
+async def test_a_read_failing_before_the_publish_does_not_decide_again() -> None:
+    """The commit folds the batch into the stored facts before its transaction; when that
+    read fails the batch is published alone all the same, and the retry applies it (with
+    its fact states) without asking the LM again."""
+    store = ReadDownAfterDecision()
+    editor, lm, changelog, recovered = _editor(store)
+    record = _record()
+    decision = await editor.decide(record, recovered)
+    asked = len(lm.requests)
+    store.failures = 2  # the read before the publish, and the apply's after it
+
+    assert await editor.handle(record, recovered, _decided(decision)) is Outcome.RECOVERED
+
+    assert len(lm.requests) == asked
+    [batch] = changelog.batches
+    assert changelog.with_batches == [[]]
+    assert [[f.text for f in facts] for facts in changelog.alone] == [["The ferry runs again."]]
+    facts = (await store.list_facts("desk")).facts
+    assert [(f.text, f.history[0].edit_id) for f in facts] == [
+        ("The ferry runs again.", batch[0].edit_id)
+    ]
