@@ -30,7 +30,7 @@ from factstream.clients import Clients
 from factstream.config import EditorSettings, WorkerSettings
 from factstream.edit.ahead import DocumentVectors, FactVectors
 from factstream.edit.conflicts import Conflict, conflict
-from factstream.edit.materializer import Materializer
+from factstream.edit.materializer import Materializer, Pending
 from factstream.edit.pipeline import (
     DecisionGate,
     EditContext,
@@ -344,11 +344,22 @@ class Editor:
                 await self._materializer.record_empty(doc.namespace, doc.id)
             return Outcome.EMPTY
         with self._write():
+            pending = await self._prepared(edits, steps, plan.timings)
+            # The batch and the new states of the facts it changes in one transaction.
             with timed(plan.timings, "publish"), timed(steps, "publish"):
-                await self._publisher.publish_batch(edits)
+                await self._publisher.publish_batch(
+                    edits, () if pending is None else pending.changed
+                )
             try:
                 with timed(plan.timings, "apply"):
-                    done = await self._materializer.apply(edits, steps, unapplied=True, ahead=ahead)
+                    if pending is None:  # the read failed: read, write and publish states now
+                        done = await self._materializer.apply(
+                            edits, steps, unapplied=True, ahead=ahead
+                        )
+                    else:
+                        done = await self._materializer.write(
+                            pending, steps, ahead=ahead, published=True
+                        )
                     self._changed(done.stored)
             except BaseException:
                 # The batch is on the changelog now: a retry applies it, never decides again.
@@ -358,6 +369,20 @@ class Editor:
             self.metrics.stages.labels(stage=stage).observe(seconds)
         self.series.edited(doc.namespace, [edit.op for edit in edits])
         return Outcome.APPLIED
+
+    async def _prepared(
+        self, edits: list[FactEdit], steps: dict[str, float], timings: dict[str, float]
+    ) -> Pending | None:
+        """The batch folded into the facts as stored, before it is published (its fact states
+        then go in its transaction); None if the store's read failed. Then the batch is
+        published anyway, alone, as before the fold existed: once on the changelog it is
+        applied on retry, never decided again (an outage after the decision)."""
+        try:
+            with timed(timings, "apply"):
+                return await self._materializer.prepare(edits, steps, unapplied=True)
+        except Exception as exc:  # noqa: BLE001 - the apply after the publish meets it again
+            log.warning("read before publishing %s failed: %r", edits[0].document_id, exc)
+            return None
 
     def _unchanged_since(self, doc: Document, decision: Decision | None) -> bool:
         """Whether ``decision`` found the document not applied and no commit of the

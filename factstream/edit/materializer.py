@@ -21,7 +21,7 @@ from factstream.metrics import timed
 from factstream.store.base import AppliedBatch, FactStore, StoredFact
 from factstream.topics.records import Fact, FactEdit
 
-__all__ = ["FactSink", "Materializer", "Outcome", "check_batch"]
+__all__ = ["FactSink", "Materializer", "Outcome", "Pending", "check_batch"]
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +59,21 @@ def check_batch(edits: Sequence[FactEdit]) -> AppliedBatch:
 
 
 @dataclass(frozen=True)
+class Pending:
+    """A batch folded into the facts it touches, nothing written yet (``prepare``)."""
+
+    namespace: str
+    batch: AppliedBatch
+    before: dict[str, StoredFact]  # the touched facts as stored, with their vectors
+    result: ApplyResult
+
+    @property
+    def changed(self) -> list[Fact]:
+        """The new states of the facts the batch changes."""
+        return list(self.result.changed.values())
+
+
+@dataclass(frozen=True)
 class Materializer:
     """Applies whole batches to the store and publishes the new fact states."""
 
@@ -82,27 +97,58 @@ class Materializer:
         ``ahead``: vectors of the new texts, computed beforehand (the others are embedded).
         """
         steps = {} if steps is None else steps
+        pending = await self.prepare(edits, steps, unapplied=unapplied)
+        if pending is None:
+            return Outcome(applied=False, changed=[], skipped=[])
+        return await self.write(pending, steps, ahead=ahead)
+
+    async def prepare(
+        self,
+        edits: Sequence[FactEdit],
+        steps: dict[str, float] | None = None,
+        *,
+        unapplied: bool = False,
+    ) -> Pending | None:
+        """The first half of :meth:`apply`: read the facts the batch touches and fold its
+        edits into them, writing nothing; None if the document already has an applied batch
+        (never with ``unapplied``). The editor publishes the new fact states in the
+        transaction of the batch itself, then calls :meth:`write`."""
+        steps = {} if steps is None else steps
         batch = check_batch(edits)
         namespace = edits[0].namespace
         with timed(steps, "apply_read"):
             if not unapplied and await self.store.applied_batch(namespace, batch.document_id):
-                return Outcome(applied=False, changed=[], skipped=[])
+                return None
             before = await self.store.get_stored(namespace, sorted(touched_fact_ids(edits)))
         result: ApplyResult = apply_edits({i: s.fact for i, s in before.items()}, edits)
-        changed = list(result.changed.values())
+        return Pending(namespace, batch, before, result)
+
+    async def write(
+        self,
+        pending: Pending,
+        steps: dict[str, float] | None = None,
+        *,
+        ahead: FactVectors | None = None,
+        published: bool = False,
+    ) -> Outcome:
+        """The second half of :meth:`apply`: embed and upsert the changed facts, publish
+        their new states (unless ``published``: the caller sent them already, with the batch),
+        and only then record the batch as applied."""
+        steps = {} if steps is None else steps
+        changed = pending.changed
         stored: list[StoredFact] = []
         if changed:
             with timed(steps, "apply_embed"):
                 known = {} if ahead is None else await ahead.known()
-                stored = await self._vectors(changed, before, known)
+                stored = await self._vectors(changed, pending.before, known)
             with timed(steps, "apply_write"):
-                await self.store.upsert(namespace, stored)
-            if self.sink is not None:
+                await self.store.upsert(pending.namespace, stored)
+            if self.sink is not None and not published:
                 with timed(steps, "apply_publish"):
                     await self.sink.publish_facts(changed)
         with timed(steps, "apply_record"):
-            await self.store.record_batch(namespace, batch)
-        return Outcome(applied=True, changed=changed, skipped=result.skipped, stored=stored)
+            await self.store.record_batch(pending.namespace, pending.batch)
+        return Outcome(applied=True, changed=changed, skipped=pending.result.skipped, stored=stored)
 
     async def _vectors(
         self, changed: list[Fact], stored: dict[str, StoredFact], known: dict[str, Vector]

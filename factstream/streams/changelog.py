@@ -70,9 +70,14 @@ class ChangelogPublisher:
     ) -> None:
         await self.sender.send_atomically([(name, key, record) for key, record in items])
 
-    async def publish_batch(self, edits: Sequence[FactEdit]) -> None:
-        """One document's edits on ``factstream.fact-edits``, keyed by fact id, atomically."""
-        await self._send_all(TopicName.FACT_EDITS, [(e.fact_id.encode(), e) for e in edits])
+    async def publish_batch(self, edits: Sequence[FactEdit], facts: Sequence[Fact] = ()) -> None:
+        """One document's edits on ``factstream.fact-edits``, keyed by fact id, and the new
+        states of the facts they change (``facts``) on ``factstream.facts``, in one
+        transaction (one commit a document, not one for the batch and one for the states)."""
+        await self.sender.send_atomically(
+            [(TopicName.FACT_EDITS, e.fact_id.encode(), e) for e in edits]
+            + [(TopicName.FACTS, f.fact_id.encode(), f) for f in facts]
+        )
 
     async def publish_facts(self, facts: Sequence[Fact]) -> None:
         """The latest state of facts on the compacted ``factstream.facts``."""

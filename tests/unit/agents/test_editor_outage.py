@@ -44,12 +44,15 @@ class Changelog:
 
     def __init__(self) -> None:
         self.batches: list[list[FactEdit]] = []
+        self.with_batches: list[list[Fact]] = []  # fact states sent in a batch's transaction
+        self.alone: list[list[Fact]] = []  # fact states sent in a transaction of their own
 
-    async def publish_batch(self, edits: Sequence[FactEdit]) -> None:
+    async def publish_batch(self, edits: Sequence[FactEdit], facts: Sequence[Fact] = ()) -> None:
         self.batches.append(list(edits))
+        self.with_batches.append(list(facts))
 
     async def publish_facts(self, facts: Sequence[Fact]) -> None:
-        return None
+        self.alone.append(list(facts))
 
 
 async def _nothing_yet(since_ms: int) -> AsyncIterator[FactEdit]:
@@ -208,10 +211,10 @@ class SlowChangelog(Changelog):
         self.embedder = embedder
         self.embedded: list[list[str]] = []
 
-    async def publish_batch(self, edits: Sequence[FactEdit]) -> None:
+    async def publish_batch(self, edits: Sequence[FactEdit], facts: Sequence[Fact] = ()) -> None:
         await asyncio.sleep(0.05)
         self.embedded.append(list(self.embedder.texts))
-        await super().publish_batch(edits)
+        await super().publish_batch(edits, facts)
 
 
 async def test_a_commit_embeds_its_new_facts_beside_its_kafka_transaction() -> None:
@@ -228,3 +231,61 @@ async def test_a_commit_embeds_its_new_facts_beside_its_kafka_transaction() -> N
 
     assert "The ferry runs again." in changelog.embedded[0]
     assert embedder.texts.count("The ferry runs again.") == 1
+
+
+async def test_a_commit_sends_its_fact_states_in_its_batch_s_transaction() -> None:
+    """Issue 37: one Kafka transaction a document. The new fact states go out with the
+    batch, not in a transaction of their own after the store's write; a batch applied on
+    retry (the store failed after the batch was published) still publishes them itself."""
+    editor, _, changelog, recovered = _editor(InMemoryFactStore())
+
+    assert await editor.handle(_record(), recovered) is Outcome.APPLIED
+
+    [batch], [states] = changelog.batches, changelog.with_batches
+    assert [(f.fact_id, f.text) for f in states] == [(batch[0].fact_id, "The ferry runs again.")]
+    assert changelog.alone == []
+
+    store = StoreDownOnce()
+    editor, _, changelog, recovered = _editor(store)
+    assert await editor.handle(_record(), recovered) is Outcome.RECOVERED
+    [states] = changelog.with_batches
+    assert [f.text for f in states] == ["The ferry runs again."]
+    assert [[f.text for f in facts] for facts in changelog.alone] == [["The ferry runs again."]]
+
+
+class ReadDownAfterDecision(InMemoryFactStore):
+    """Up while a document is decided; then its next ``failures`` reads of stored facts
+    fail as if Weaviate had gone away."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failures = 0
+
+    async def get_stored(self, namespace: str, fact_ids: Sequence[str]) -> Any:
+        if self.failures > 0:
+            self.failures -= 1
+            raise StoreUnavailable("http://weaviate", "connection refused")
+        return await super().get_stored(namespace, fact_ids)
+
+
+async def test_a_read_failing_before_the_publish_does_not_decide_again() -> None:
+    """The commit folds the batch into the stored facts before its transaction; when that
+    read fails the batch is published alone all the same, and the retry applies it (with
+    its fact states) without asking the LM again."""
+    store = ReadDownAfterDecision()
+    editor, lm, changelog, recovered = _editor(store)
+    record = _record()
+    decision = await editor.decide(record, recovered)
+    asked = len(lm.requests)
+    store.failures = 2  # the read before the publish, and the apply's after it
+
+    assert await editor.handle(record, recovered, _decided(decision)) is Outcome.RECOVERED
+
+    assert len(lm.requests) == asked
+    [batch] = changelog.batches
+    assert changelog.with_batches == [[]]
+    assert [[f.text for f in facts] for facts in changelog.alone] == [["The ferry runs again."]]
+    facts = (await store.list_facts("desk")).facts
+    assert [(f.text, f.history[0].edit_id) for f in facts] == [
+        ("The ferry runs again.", batch[0].edit_id)
+    ]

@@ -36,7 +36,7 @@ class Publisher:
     dead: list[tuple[int, str]] = field(default_factory=list)  # (offset, error type)
     reviewed: list[str] = field(default_factory=list)
 
-    async def publish_batch(self, edits: Sequence[FactEdit]) -> None:
+    async def publish_batch(self, edits: Sequence[FactEdit], facts: Sequence[Fact] = ()) -> None:
         self.batches.append(list(edits))
 
     async def publish_facts(self, facts: Sequence[Fact]) -> None:

@@ -11,7 +11,7 @@ from unit.agents.test_window import Run, conflicting
 
 from factstream.agents.dependencies import Policy
 from factstream.agents.editor import Outcome
-from factstream.topics.records import FactEdit
+from factstream.topics.records import Fact, FactEdit
 
 LM_CALL_S = 0.5
 
@@ -56,10 +56,10 @@ async def test_a_commit_writing_when_held_finishes_and_is_acknowledged_first() -
     run = Run(decisions, 4)
     publish, writing = run.publisher.publish_batch, asyncio.Event()
 
-    async def slow_publish(edits: Sequence[FactEdit]) -> None:
+    async def slow_publish(edits: Sequence[FactEdit], facts: Sequence[Fact] = ()) -> None:
         writing.set()
         await asyncio.sleep(0.3)
-        await publish(edits)
+        await publish(edits, facts)
 
     run.publisher.publish_batch = slow_publish  # type: ignore[method-assign]
     feeding = asyncio.create_task(run.feed(list(values)))
@@ -91,7 +91,7 @@ async def test_a_hold_returns_when_the_stop_cancels_the_commit_writing() -> None
     run = Run(decisions, 4)
     writing = asyncio.Event()
 
-    async def stuck_publish(edits: Sequence[FactEdit]) -> None:
+    async def stuck_publish(edits: Sequence[FactEdit], facts: Sequence[Fact] = ()) -> None:
         writing.set()
         await asyncio.sleep(3600)
 
