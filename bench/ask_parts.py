@@ -54,9 +54,10 @@ def _as_before() -> Iterator[None]:
     def overfetched(top_k: int, overfetch: int, *_: object, **__: object) -> int:
         return min(top_k * overfetch, ws.MAX_RESULTS)
 
-    def every(*args: Any, **kw: Any) -> list[SearchHit]:
+    def every(*args: Any, **kw: Any) -> tuple[list[SearchHit], bool]:
         most = args[6] if len(args) > 6 else kw.pop("most", None)
-        return hits(*args[:6], **kw)[:most]
+        parsed, _sure = hits(*args[:6], **kw)
+        return parsed[:most], True
 
     ws._first_limit, ws._hits = overfetched, every  # noqa: SLF001
     try:

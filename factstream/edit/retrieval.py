@@ -295,7 +295,10 @@ async def ranked_candidates(
         hit = replace(entry.hit, similarity=entry.similarity, score=score)
         passes = entry.similarity >= floor or (how.named_pass and lift > 0)
         scored.append(Candidate(hit, passes))
-    scored.sort(key=lambda c: (-c.hit.score, -c.hit.fact.first_seen.timestamp()))
+    # Ties go to the newer fact, then to the fact id: never to the store's order of equals.
+    scored.sort(
+        key=lambda c: (-c.hit.score, -c.hit.fact.first_seen.timestamp(), c.hit.fact.fact_id)
+    )
     if how.subject_cap:
         scored = capped(scored, how.subject_cap)
     if how.restated_drop and how.restated_view:

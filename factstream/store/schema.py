@@ -27,6 +27,8 @@ from factstream.topics.records import Fact
 
 __all__ = [
     "BATCH_PROPERTIES",
+    "BM25_B",
+    "BM25_K1",
     "DATE_MAX",
     "DATE_MIN",
     "ENTITY_PROPERTIES",
@@ -84,6 +86,17 @@ class PropertySpec:
     filterable: bool = True
     searchable: bool = False
     ranged: bool = False
+
+
+# BM25's length normalisation (Okapi ``b``) is off. Weaviate keeps the average text length
+# per segment, counting object versions since replaced or deleted until a compaction drops
+# them (a fact is rewritten at every reinforce, close or invalidation), so with ``b`` > 0 the
+# same live facts score differently in two deployments, or in one before and after a memtable
+# flush: the hybrid first stage's last places then hold other facts (issue 39's CLARK-300
+# divergence; docs/concurrency.md). A fact is one sentence, so little is lost; ``k1`` stays
+# Weaviate's default.
+BM25_B = 0.0
+BM25_K1 = 1.2
 
 
 @dataclass(frozen=True)

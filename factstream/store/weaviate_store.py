@@ -58,6 +58,8 @@ from factstream.store.rules import (
     visible,
 )
 from factstream.store.schema import (
+    BM25_B,
+    BM25_K1,
     DATE_MAX,
     DATE_MIN,
     CollectionSpec,
@@ -218,15 +220,15 @@ class WeaviateFactStore:
                     query_properties=["text"],
                     max_vector_distance=max_distance,
                     filters=server_filter,
-                    limit=limit,
+                    limit=min(limit + 1, MAX_RESULTS),  # one past: a tie with the last kept?
                     include_vector=True,
                     return_properties=["record"],
                     return_metadata=MetadataQuery(score=True),
                 ),
             )
-            hits = _hits(objects, vector, as_of, valid, min_similarity, entities, top_k)
-            if len(hits) >= top_k or len(objects) < limit or limit >= MAX_RESULTS:
-                return hits
+            hits, sure = _hits(objects, vector, as_of, valid, min_similarity, entities, top_k)
+            if sure or len(objects) <= limit or limit >= MAX_RESULTS:
+                return _tie_broken(hits)[:top_k]
             limit = min(limit * _GROWTH, MAX_RESULTS)
 
     async def prepare_read(self, namespace: str, *, valid: ValidInterval | None) -> None:
@@ -857,6 +859,12 @@ def _and(a: FilterReturn | None, b: FilterReturn | None) -> FilterReturn | None:
     return a & b
 
 
+def _tie_broken(hits: list[SearchHit]) -> list[SearchHit]:
+    """``hits`` by score, equal scores by fact id: Weaviate returns equals in the order of
+    its internal ids, which follow the objects' write history, not their content."""
+    return sorted(hits, key=lambda hit: (-hit.score, hit.fact.fact_id))
+
+
 def _hits(
     objects: Sequence[_Obj],
     vector: Sequence[float],
@@ -865,23 +873,27 @@ def _hits(
     min_similarity: float,
     entities: Sequence[str] | None = None,
     most: int | None = None,
-) -> list[SearchHit]:
+) -> tuple[list[SearchHit], bool]:
     """The candidates exactly true at ``as_of``, valid during ``valid``, above the floor,
-    about one of ``entities`` (None: any), in order; the first ``most`` of them (None: all),
-    the records after those not parsed."""
+    about one of ``entities`` (None: any), in the server's order (by score); the first
+    ``most`` of them (None: all) and those tied with the ``most``-th, the records after
+    those not parsed. And whether they are sure: an object scoring below the ``most``-th
+    was seen, so none not returned ties with it (the caller cuts equals by id,
+    ``_tie_broken``)."""
     cosines = similarities(vector, [_vector_of(obj) for obj in objects])
     hits: list[SearchHit] = []
     for obj, cos in zip(objects, cosines, strict=True):
-        if most is not None and len(hits) >= most:
-            break
+        score = float(obj.metadata.score or 0.0)
+        if most is not None and len(hits) >= most and score < hits[most - 1].score:
+            return hits, True
         if cos < min_similarity:
             continue
         fact = fact_from_properties(obj.properties)
         if entities is not None and not is_about(fact, entities):
             continue
         if visible(fact, as_of) and valid_during(fact, valid, as_of):
-            hits.append(SearchHit(fact, cos, float(obj.metadata.score or 0.0)))
-    return hits
+            hits.append(SearchHit(fact, cos, score))
+    return hits, False
 
 
 def _vector_of(obj: _Obj) -> Sequence[float]:
@@ -901,6 +913,7 @@ async def _ensure_collection(
                 spec.name,
                 properties=[_property(p) for p in spec.properties],
                 vector_config=Configure.Vectors.self_provided() if spec.vectors else None,
+                inverted_index_config=Configure.inverted_index(bm25_b=BM25_B, bm25_k1=BM25_K1),
                 multi_tenancy_config=Configure.multi_tenancy(
                     enabled=True, auto_tenant_creation=True, auto_tenant_activation=True
                 ),
@@ -917,6 +930,12 @@ async def _ensure_collection(
         # Inactive tenants (deactivate_idle) must come back at their next use by themselves.
         await client.collections.use(spec.name).config.update(
             multi_tenancy_config=Reconfigure.multi_tenancy(auto_tenant_activation=True)
+        )
+    bm25 = config.inverted_index_config.bm25
+    if (bm25.b, bm25.k1) != (BM25_B, BM25_K1):
+        # Mutable: the next search scores with it (schema.BM25_B says why it matters).
+        await client.collections.use(spec.name).config.update(
+            inverted_index_config=Reconfigure.inverted_index(bm25_b=BM25_B, bm25_k1=BM25_K1)
         )
     present = {prop.name for prop in config.properties}
     ranged = {p.name for p in spec.properties if p.ranged}

@@ -37,12 +37,12 @@ class _Candidates:
         return SimpleNamespace(objects=self.objects[: kw["limit"]])
 
 
-def _obj(record: object) -> SimpleNamespace:
+def _obj(record: object, score: float = 1.0) -> SimpleNamespace:
     return SimpleNamespace(
         uuid="u",
         vector={"default": [1.0, 0.0]},
         properties={"record": record},
-        metadata=SimpleNamespace(score=1.0),
+        metadata=SimpleNamespace(score=score),
     )
 
 
@@ -53,12 +53,14 @@ def _store(objects: list[Any]) -> tuple[WeaviateFactStore, _Candidates]:
     return WeaviateFactStore(client, collections_for("T"), settings, "url"), candidates  # type: ignore[arg-type]
 
 
-def _true(i: int) -> SimpleNamespace:
-    return _obj(make_fact(f"t{i}").to_bytes().decode())
+def _true(i: int, score: float | None = None) -> SimpleNamespace:
+    # The server's order: by score, falling with the place unless a score is given.
+    return _obj(make_fact(f"t{i}").to_bytes().decode(), 1.0 / (i + 1) if score is None else score)
 
 
 def _false(i: int) -> SimpleNamespace:
-    return _obj(make_fact(f"f{i}", changes=((0, True), (1, False))).to_bytes().decode())
+    fact = make_fact(f"f{i}", changes=((0, True), (1, False)))
+    return _obj(fact.to_bytes().decode(), 2.0 + 1.0 / (i + 1))
 
 
 async def _search(store: WeaviateFactStore, as_of: Any = None) -> list[str]:
@@ -69,21 +71,31 @@ async def _search(store: WeaviateFactStore, as_of: Any = None) -> list[str]:
 
 
 async def test_facts_true_now_ask_for_top_k_and_parse_no_record_past_it() -> None:
-    # A record after the top_k-th hit is not read: this one would fail to parse.
-    store, candidates = _store([_true(0), _true(1), _true(2), _obj(None)])
+    # One past top_k (does it tie with the top_k-th?); a record after the first object
+    # scoring below the top_k-th hit is not read: this one would fail to parse.
+    store, candidates = _store([_true(0), _true(1), _true(2), _true(3), _obj(None, 0.0)])
     assert await _search(store) == ["t0", "t1", "t2"]
-    assert candidates.limits == [TOP_K]
+    assert candidates.limits == [TOP_K + 1]
+
+
+async def test_equal_scores_at_the_cut_are_cut_by_fact_id_whatever_the_server_order() -> None:
+    # t4, t3, t2 tie at the cut (the server returns equals in its own order): all of them
+    # are read, asking again while the last returned still ties, and the lowest ids kept.
+    tied = [_true(0, 0.9), _true(4, 0.5), _true(3, 0.5), _true(2, 0.5), _true(9, 0.5)]
+    store, candidates = _store([*tied, _true(5, 0.1), _obj(None, 0.0)])
+    assert await _search(store) == ["t0", "t2", "t3"]
+    assert candidates.limits == [TOP_K + 1, TOP_K * 4 + 1]
 
 
 async def test_facts_as_of_a_time_ask_for_a_quarter_more_than_top_k() -> None:
     store, candidates = _store([_true(i) for i in range(20)])
     assert await _search(store, as_of=day(5)) == ["t0", "t1", "t2"]
-    assert candidates.limits == [TOP_K + 1]
+    assert candidates.limits == [TOP_K + 2]
     store, candidates = _store([_true(i) for i in range(100)])
     hits = await store.search(
         "desk-a", "q", [1.0, 0.0], as_of=day(5), top_k=50, min_similarity=-1.0, alpha=0.75
     )
-    assert len(hits) == 50 and candidates.limits == [62]
+    assert len(hits) == 50 and candidates.limits == [63]
 
 
 @pytest.mark.parametrize("as_of", [None, day(5)])
@@ -92,7 +104,7 @@ async def test_too_few_passing_the_exact_check_asks_again_for_more(as_of: Any) -
     objects = [_false(i) for i in range(TOP_K * OVERFETCH)] + [_true(i) for i in range(5)]
     store, candidates = _store(objects)
     assert await _search(store, as_of) == ["t0", "t1", "t2"]
-    first = TOP_K if as_of is None else TOP_K + 1
+    first = TOP_K + 1 if as_of is None else TOP_K + 2
     assert candidates.limits[0] == first and len(candidates.limits) > 1
     assert candidates.limits == sorted(candidates.limits)
 
@@ -103,4 +115,4 @@ async def test_a_floor_weaviate_does_not_apply_asks_for_overfetch_per_hit() -> N
     hits = await store.search(
         "desk-a", "q", [1.0, 0.0], as_of=None, top_k=TOP_K, min_similarity=0.5, alpha=0.0
     )
-    assert len(hits) == TOP_K and candidates.limits == [TOP_K * OVERFETCH]
+    assert len(hits) == TOP_K and candidates.limits == [TOP_K * OVERFETCH + 1]
