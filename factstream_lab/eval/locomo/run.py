@@ -237,6 +237,7 @@ async def _facts(
     settings = Settings.from_env(kb_facts.worker_env(tag, 0, run.lm_url))
     log = settings.local.cache_dir / "logs" / f"{tag}-worker.log"
     ingest_s = 0.0
+    rate = kb_facts.IngestRate()
     with kb_facts.running_worker(tag, run.lm_url, log) as worker:
         await kb_facts.start(worker)
         async with open_clients(worker.settings, CollectorRegistry()) as clients:
@@ -251,9 +252,10 @@ async def _facts(
                 progress.stage(f"facts {conversation.id}: documents", len(ids))
                 t0 = time.monotonic()
                 skipped = await worker.publish_and_wait(
-                    clients, path, namespace, ids, progress.advance, run.timeout_s
+                    clients, path, namespace, ids, rate.ticker(progress.advance), run.timeout_s
                 )
                 ingest_s += time.monotonic() - t0
+                await rate.bound(clients.embedder, [d.text for d, _ in documents])
                 detail["namespaces"][conversation.id] = namespace
                 detail["documents"][conversation.id] = len(ids)
                 detail["skipped_documents"][conversation.id] = skipped
@@ -269,6 +271,7 @@ async def _facts(
         worker_log=str(log),
         ingest_seconds=round(ingest_s, 1),
         documents_per_second=_rate(sum(detail["documents"].values()), ingest_s),
+        ingest_rate=rate.summary(),
         provenance=_provenance_kinds(scores),
     )
     return scores, detail
