@@ -35,17 +35,20 @@ def demo(
 ) -> None:
     """The main job: stack up, worker on, CLARK-News documents edited in, the story told."""
     import json
+    import time
 
     from rich.progress import Progress
 
     from factstream.mirror.store import RoundResult
     from factstream_lab.demo.mirror import mirror_lines
+    from factstream_lab.demo.phases import Phases, first_run_lines, goal_figures, make_started
     from factstream_lab.demo.run import DEFAULT_DEMO_DATA, log_to_file, run_demo
     from factstream_lab.demo.story import story_lines
     from factstream_lab.demo.summary import lm_line, outcome_line
     from factstream_lab.stack import manager
     from factstream_lab.stack.progress import cache_banner, console_progress
 
+    demo_started, began = time.time(), make_started()
     settings, data = load_settings(), data or DEFAULT_DEMO_DATA
     namespace = f"demo-{datetime.now(UTC):%Y%m%d-%H%M%S}"
     log = log_to_file(settings.local.cache_dir / "logs" / "demo.log")
@@ -54,7 +57,9 @@ def demo(
         # PostgreSQL too: the mirror runs beside the worker.
         names = [*manager.SERVICE_NAMES, "postgres"]
         rows = manager.up(settings, names, progress=progress)
+        steps = tuple(progress.timings)
     print_status(rows)
+    services_ready = time.time()
     with data.open("rb") as file:
         total = sum(1 for line in file if line.strip())
     with Progress(console=console) as bar:
@@ -105,6 +110,11 @@ def demo(
     path = results or settings.local.cache_dir / "demo" / f"{namespace}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     figures = result.to_json(settings.lm.model, data)
+    phases = Phases(began, demo_started, services_ready, time.time(), steps)
+    figures["first_run"] = phases.to_json()
+    figures["goals"] = goal_figures(figures)
+    for line in first_run_lines(figures["first_run"], figures["goals"]):
+        console.print(line, markup=False, soft_wrap=True)
     path.write_text(json.dumps(stamped(figures), indent=2, default=str) + "\n")
     console.print(f"figures: {path}", markup=False)
     console.print(

@@ -20,6 +20,17 @@ case ("KING CHARLES III", "Danielle De Francesco"). The document is its text and
 without a title, the words of its source URL's slug (``text.names.document_title``) count,
 in any case, with the "s" a slug keeps of a possessive ("maggie-coles-lysters-...").
 
+A fact of an office (its relation one of :data:`OFFICES`: head of state, head of government,
+chairperson, chief executive; or, unstructured, its text naming the office) is also named
+by the office's own nouns ("the King is head of state", "the monarch's reign",
+"the chairman"): a role noun refers to whoever holds the office it names, so a document
+about the office is about its holder's facts (a coreference of the role noun to the
+office holder). A role noun qualified by another name names that one's office, not
+the fact's: after a capitalised word ("Harambee CEO", "Joel King") or before " of "
+and a capitalised word ("chairman of Intermediate Capital Group", "the president of the
+US"). The nouns are of offices, never of entities; coaches and managers are not among
+them (a club's manager is named by the club).
+
 Forms without a capital ("member", the head of "member of the Virginia House of
 Delegates"), lone common words ("This", "The") and lone words of a kind or a role
 ("Group", "University", "Member") name nothing, except a structured
@@ -44,11 +55,13 @@ from factstream.topics.records import Fact
 
 __all__ = [
     "ABOUT_REASONS",
+    "OFFICES",
     "AboutReason",
     "DocumentNames",
     "NotAbout",
     "check_about",
     "fact_names",
+    "fact_office",
     "forms",
 ]
 
@@ -91,6 +104,44 @@ _ROLES = frozenset(
     province county city monarch king queen"""
     )
 )
+
+
+# An office (a relation, as Wikidata labels it) -> the nouns that name its holder.
+OFFICES: dict[str, tuple[str, ...]] = {
+    "head of state": ("head of state", "heads of state", "monarch", "king", "queen", "sovereign"),
+    "head of government": ("head of government", "prime minister", "premier"),
+    "chairperson": ("chairperson", "chair", "chairman", "chairwoman"),
+    "chief executive officer": ("chief executive officer", "chief executive", "CEO"),
+}
+# Words before a role noun that leave it unqualified ("the King", "its head of state").
+_DETERMINERS = frozenset(_listed("the a an its their his her our as this that new former"))
+_QUALIFIED_AFTER = re.compile(r"\s+of\s+(?:the\s+)?[A-Z]")
+_WORD_BEFORE = re.compile(r"([\w'’.-]+)[^\w]*$")
+
+
+@lru_cache(maxsize=len(OFFICES))
+def _role_nouns(office: str) -> re.Pattern[str]:
+    nouns = "|".join(re.escape(n) for n in sorted(OFFICES[office], key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?:{nouns})(?!\w)", re.IGNORECASE)
+
+
+def fact_office(fact: Fact) -> str | None:
+    """The office ``fact`` states (one of :data:`OFFICES`): its relation, or, without one,
+    the first office its text names; None for a fact of no office."""
+    if fact.relation is not None:
+        relation = fact.relation.strip().casefold()
+        return relation if relation in OFFICES else None
+    text = fact.text.casefold()
+    return next((office for office in OFFICES if office in text), None)
+
+
+def _unqualified(text: str, match: re.Match[str]) -> bool:
+    """Whether the role noun at ``match`` names an office of no other named body."""
+    if _QUALIFIED_AFTER.match(text, match.end()):
+        return False
+    before = _WORD_BEFORE.search(text, 0, match.start())
+    word = before.group(1) if before else ""
+    return not word[:1].isupper() or word.casefold() in _DETERMINERS
 
 
 @dataclass(frozen=True)
@@ -199,7 +250,8 @@ class DocumentNames:
     """A document as names are looked for in it: its text and title, or its URL's slug."""
 
     def __init__(self, text: str, title: str | None = None, source: str | None = None) -> None:
-        self._text = _fold(f"{text}\n{title or ''}")
+        self._raw = f"{text}\n{title or ''}"
+        self._text = _fold(self._raw)
         self._lower = self._text.casefold()
         slug = None if title and title.strip() else document_title(None, source)
         self._slug = _fold(slug).casefold() if slug else ""
@@ -215,11 +267,21 @@ class DocumentNames:
         """Whether the document names ``name`` in any of its ``forms``."""
         return any(self.has(form) for form in forms(name, subject=subject))
 
-    def about(self, fact: Fact) -> NotAbout | None:
+    def names_office(self, office: str) -> bool:
+        """Whether the document names ``office`` (one of :data:`OFFICES`) by a role noun
+        that no other name qualifies."""
+        pattern = _role_nouns(office)
+        return any(_unqualified(self._raw, m) for m in pattern.finditer(self._raw))
+
+    def about(self, fact: Fact, *, offices: bool = True) -> NotAbout | None:
         """Why the document may not make ``fact`` false, or None when it names one of the
-        fact's entities or the fact names none."""
+        fact's entities, or (with ``offices``) the office the fact states, or the fact
+        names none."""
         entities = _entities(fact)
         if not entities or any(self.has(form) for _, named in entities for form in named):
+            return None
+        office = fact_office(fact) if offices else None
+        if office is not None and self.names_office(office):
             return None
         return NotAbout("not_about", tuple(name for name, _ in entities))
 

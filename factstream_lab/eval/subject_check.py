@@ -56,6 +56,10 @@ def _subject_aliases_title(
 
 
 def _entities(_: Triple, fact: Fact, __: ClarkDocument, names: DocumentNames) -> bool:
+    return names.about(fact, offices=False) is None
+
+
+def _entities_offices(_: Triple, fact: Fact, __: ClarkDocument, names: DocumentNames) -> bool:
     return names.about(fact) is None
 
 
@@ -71,10 +75,15 @@ VARIANTS: dict[str, tuple[str, Test]] = {
         _subject_aliases_title,
     ),
     "entities": (
-        "the editor's rule (factstream.edit.about): as above, for any entity the fact is "
-        "indexed under (its subject or its object), with a role title's proper part and "
-        "names without the words of their kind",
+        "as above, for any entity the fact is indexed under (its subject or its object), "
+        "with a role title's proper part and names without the words of their kind",
         _entities,
+    ),
+    "entities-offices": (
+        "the editor's rule (factstream.edit.about): as above, or, for a fact of an office "
+        "(head of state, chairperson, ...), the office's role noun unqualified by another "
+        "name ('the King is head of state', 'the monarch's reign')",
+        _entities_offices,
     ),
 }
 

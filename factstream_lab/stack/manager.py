@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
 from enum import StrEnum
@@ -35,6 +36,7 @@ __all__ = [
     "ServiceStatus",
     "build_services",
     "down",
+    "provision_all",
     "status",
     "up",
 ]
@@ -112,8 +114,38 @@ def _status(svc: LocalService, started: bool = False) -> ServiceStatus:
     return ServiceStatus(svc.name, state, svc.endpoint, pid, str(svc.log))
 
 
+def provision_all(services: Sequence[LocalService], progress: Progress) -> set[int]:
+    """Provision ``services`` all at once, one thread each (every step is a subprocess: a
+    download, a ``go install``, a C++ build), so the longest sets the wall time, not the sum.
+
+    A cluster's nodes share their build: only the first node of each name is provisioned.
+    Every step reports its own start, end or failure (with its log); after all have ended,
+    the first failure, in service order, is raised.
+
+    Returns:
+        The ``id`` of each service provisioned, so a later start does not report it twice.
+    """
+    firsts: dict[str, LocalService] = {}
+    for svc in services:
+        if svc.is_local:
+            firsts.setdefault(svc.name, svc)
+    todo = list(firsts.values())
+    if not todo:
+        return set()
+    with ThreadPoolExecutor(len(todo), thread_name_prefix="provision") as pool:
+        futures = [pool.submit(svc.provision, progress) for svc in todo]
+    errors = [f.exception() for f in futures]
+    for error in errors:
+        if error is not None:
+            raise error
+    return {id(svc) for svc in todo}
+
+
 def _start(
-    group: Sequence[LocalService], timeout_s: float, progress: Progress
+    group: Sequence[LocalService],
+    timeout_s: float,
+    progress: Progress,
+    provisioned: Collection[int] = (),
 ) -> list[tuple[LocalService, bool]]:
     """Start the nodes of ``group`` (or wait for our earlier start of them), all before
     waiting for any: a cluster's node answers only once enough of its peers run.
@@ -129,7 +161,8 @@ def _start(
                 for port in svc.ports:  # before provisioning: a taken port fails fast
                     if not port_is_free(port.number):
                         raise PortTaken(svc.name, port.number, port.setting)
-                svc.provision(progress)
+                if id(svc) not in provisioned:
+                    svc.provision(progress)
             what = svc.endpoint if spawned else f"{svc.endpoint}, started earlier (pid {pid})"
             title = f"start {svc.name if len(group) == 1 else svc.instance}"
             step = steps.enter_context(progress.step(svc.name, title, what, svc.log))
@@ -168,6 +201,7 @@ def start_services(
     progress = progress or Progress()
     result = []
     # A cluster's nodes come one after another under one name: they start together.
+    groups: list[list[LocalService]] = []
     for _, nodes in itertools.groupby(services, key=lambda svc: svc.name):
         group = []
         for svc in nodes:
@@ -178,8 +212,18 @@ def start_services(
             else:
                 group.append(svc)
         if group:
-            started = _start(group, timeout_s, progress)
-            result += [_status(svc, started=spawned) for svc, spawned in started]
+            groups.append(group)
+    # Each service to start that has no process of ours yet is provisioned first, all at
+    # once (a port taken by a stranger fails before any build).
+    fresh = [svc for group in groups for svc in group if read_pid(svc.pidfile) is None]
+    for svc in fresh:
+        for port in svc.ports:
+            if not port_is_free(port.number):
+                raise PortTaken(svc.name, port.number, port.setting)
+    provisioned = provision_all(fresh, progress)
+    for group in groups:
+        started = _start(group, timeout_s, progress, provisioned)
+        result += [_status(svc, started=spawned) for svc, spawned in started]
     return result
 
 
@@ -197,13 +241,15 @@ def stop_services(services: Sequence[LocalService]) -> list[ServiceStatus]:
 def provision(
     settings: Settings, names: Iterable[str] = SERVICE_NAMES, progress: Progress | None = None
 ) -> None:
-    """Download and build the named local services without starting them."""
+    """Download and build the named local services without starting them, all at once."""
     progress = progress or Progress()
+    local = []
     for svc in build_services(settings, names):
         if svc.is_local:
-            svc.provision(progress)
+            local.append(svc)
         else:
             progress.report(svc.name, "provision", Outcome.REMOTE, f"uses {svc.endpoint}")
+    provision_all(local, progress)
 
 
 def up(

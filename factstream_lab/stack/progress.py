@@ -40,6 +40,7 @@ __all__ = [
     "RunningStep",
     "SilentReporter",
     "Step",
+    "StepTiming",
     "cache_banner",
     "console_progress",
     "format_elapsed",
@@ -141,8 +142,28 @@ class RunningStep:
         self.outcome, self.note = outcome, note
 
 
+@dataclass(frozen=True)
+class StepTiming:
+    """How one step ended and how long it took (None: it had nothing to do)."""
+
+    service: str
+    title: str
+    outcome: Outcome | None  # None: it failed
+    seconds: float | None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "service": self.service,
+            "step": self.title,
+            "outcome": "failed" if self.outcome is None else self.outcome.value,
+            "seconds": None if self.seconds is None else round(self.seconds, 1),
+        }
+
+
 class Progress:
     """What provisioning and start-up call: steps with a body, and steps with nothing to do.
+
+    Each step's end is also kept in :attr:`timings` (a results file's provisioning times).
 
     Args:
         reporter: Where the events go; nothing is shown without one.
@@ -154,6 +175,7 @@ class Progress:
     ) -> None:
         self.reporter: ProgressReporter = reporter or SilentReporter()
         self._clock = clock or time.monotonic
+        self.timings: list[StepTiming] = []  # in the order steps ended (threads append)
 
     @contextmanager
     def step(
@@ -166,14 +188,17 @@ class Progress:
         try:
             yield running
         except BaseException as exc:  # Ctrl-C too: the display must say the step stopped
+            self.timings.append(StepTiming(service, title, None, running.elapsed_s))
             self.reporter.failed(step, exc, running.elapsed_s)
             raise
+        self.timings.append(StepTiming(service, title, running.outcome, running.elapsed_s))
         self.reporter.finished(step, running.outcome, running.elapsed_s, running.note)
 
     def report(
         self, service: str, title: str, outcome: Outcome, note: str = "", log: Path | None = None
     ) -> None:
         """A step that had nothing to do: cached, already running, remote."""
+        self.timings.append(StepTiming(service, title, outcome, None))
         self.reporter.finished(Step(service, title, log=log), outcome, None, note)
 
 

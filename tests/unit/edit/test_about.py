@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fixtures.hits import T
 
-from factstream.edit.about import check_about, fact_names, forms
+from factstream.edit.about import DocumentNames, check_about, fact_names, fact_office, forms
 from factstream.topics.records import Fact, HistoryEntry
 
 CREIGHTON = (
@@ -127,3 +127,51 @@ def test_a_lone_word_of_a_kind_or_a_role_names_nothing() -> None:
     group = fact("x", "Independent Senators Group", "Yuen Pau Woo")
     assert check_about(group, "The Group of Seven met on Friday.") is not None
     assert forms("Congress", subject=True) == (" Congress ",)  # a subject as written counts
+
+
+def office_fact(subject: str, relation: str, obj: str) -> Fact:
+    entry = HistoryEntry(ts=T, truth=True, document_id="seed", edit_id="e-1")
+    return Fact(
+        fact_id="f1",
+        namespace="desk",
+        text=f"{subject} {relation} {obj}.",
+        truth=True,
+        history=[entry],
+        first_seen=T,
+        last_changed=T,
+        subject=subject,
+        relation=relation,
+        object=obj,
+    )
+
+
+def test_an_office_is_named_by_its_role_noun() -> None:
+    tuvalu = office_fact("Tuvalu", "head of state", "Elizabeth II")
+    assert check_about(tuvalu, "For 14 countries the King is head of state.") is None
+    assert check_about(tuvalu, "It was the start of the monarch's reign.") is None
+    chair = office_fact("Independent Senators Group", "chairperson", "Yuen Pau Woo")
+    assert check_about(chair, "Raymonde Saint-Germain became the group's new chair.") is None
+    # Unstructured: the office is read from the fact's text.
+    unstructured = fact("Tuvalu's head of state is Elizabeth II.")
+    assert check_about(unstructured, "Long live the King.") is None
+    assert fact_office(unstructured) == "head of state"
+    assert fact_office(tuvalu) == "head of state"
+
+
+def test_a_role_noun_another_name_qualifies_names_that_ones_office() -> None:
+    ceo = office_fact("Twitch Interactive", "chief executive officer", "Emmett Shear")
+    assert check_about(ceo, "Harambee CEO Maryana Iskander spoke.") is not None
+    assert check_about(ceo, "She is chief executive of the Wikimedia Foundation.") is not None
+    chair = office_fact("Independent Senators Group", "chairperson", "Yuen Pau Woo")
+    assert check_about(chair, "He is chairman of Intermediate Capital Group plc.") is not None
+    tuvalu = office_fact("Tuvalu", "head of state", "Elizabeth II")
+    assert check_about(tuvalu, "Joel King crossed for Lachlan Wales.") is not None
+    assert check_about(tuvalu, "The Queen is head of state.") is None
+
+
+def test_a_role_noun_names_no_fact_of_another_relation() -> None:
+    team = office_fact("Alex O'Connell", "member of sports team", "Creighton Bluejays")
+    assert check_about(team, "The chairman and the King watched the game.") is not None
+    assert fact_office(team) is None
+    tuvalu = office_fact("Tuvalu", "head of state", "Elizabeth II")
+    assert DocumentNames("The King is head of state.").about(tuvalu, offices=False) is not None

@@ -29,8 +29,14 @@ def test_eval_subject_check_writes_each_tests_figures(tmp_path: Path) -> None:
     report = json.loads(out.read_text())
     assert (report["documents"], report["triples"]) == (5, 5)
     variants = {v["name"]: v for v in report["variants"]}
-    assert list(variants) == ["subject-as-written", "subject-aliases-title", "entities"]
-    rule = variants["entities"]
+    assert list(variants) == [
+        "subject-as-written",
+        "subject-aliases-title",
+        "entities",
+        "entities-offices",
+    ]
+    rule = variants["entities-offices"]  # the editor's rule
+    assert rule["wrong_refused"] == variants["entities"]["wrong_refused"]  # no mayor's noun
     assert rule["supersessions_passed"] == {"counted": 3, "total": 3, "share": 1.0}
     assert rule["scored_passed"]["total"] == 3 and rule["misses"] == []
     assert rule["wrong_refused"] == {"counted": 6, "total": 7, "share": round(6 / 7, 4)}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import socket
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -165,3 +167,46 @@ def test_a_failed_build_is_reported_as_failed(layout: CacheLayout) -> None:
     with pytest.raises(BuildStepFailed):
         start_services([svc], timeout_s=5, progress=Progress(PlainReporter(lines.append)))
     assert "compile: FAILED after" in lines[-1] and "exit code 2" in lines[-1]
+
+
+class MeetingService(EchoService):
+    """Provisions only while the others provision too: a barrier all must reach."""
+
+    def __init__(self, layout: CacheLayout, port: int, barrier: threading.Barrier) -> None:
+        super().__init__(layout, port)
+        self.barrier = barrier
+        self.name = f"meet-{port}"
+
+    def provision(self, progress: Progress | None = None) -> None:
+        self.barrier.wait()  # BrokenBarrierError if provisioned one after another
+        super().provision(progress)
+
+
+def test_services_are_provisioned_at_once_then_each_started(layout: CacheLayout) -> None:
+    barrier = threading.Barrier(3, timeout=10)
+    services = [MeetingService(layout, free_port(), barrier) for _ in range(3)]
+    try:
+        rows = start_services(services, timeout_s=20)
+        assert [r.state for r in rows] == [ServiceState.STARTED] * 3
+        assert [svc.provisioned for svc in services] == [1, 1, 1]  # not again at the start
+    finally:
+        stop_services(services)
+
+
+class SlowService(EchoService):
+    name = "slow"
+
+    def provision(self, progress: Progress | None = None) -> None:
+        time.sleep(0.5)
+        super().provision(progress)
+
+
+def test_a_failed_build_is_raised_after_the_others_end(layout: CacheLayout) -> None:
+    broken, slow = BrokenBuild(layout, free_port()), SlowService(layout, free_port())
+    lines: list[str] = []
+    with pytest.raises(BuildStepFailed) as raised:
+        start_services([broken, slow], timeout_s=20, progress=Progress(PlainReporter(lines.append)))
+    assert raised.value.service == "echo"
+    assert slow.provisioned == 1  # its build ran to the end beside the failing one
+    assert read_pid(slow.pidfile) is None and read_pid(broken.pidfile) is None  # none started
+    assert any("compile: FAILED" in line for line in lines)

@@ -194,3 +194,19 @@ def test_services_provision_prints_plain_lines_when_piped(
         result.output,
         re.MULTILINE,
     ), result.output
+
+
+def test_each_steps_end_is_kept_for_the_results_file(
+    progress: Progress, clock: FakeClock, tmp_path: Path
+) -> None:
+    with progress.step("lm", "build the LM server", "pip install", tmp_path / "lm.log"):
+        clock.now += 300
+    progress.report("kafka", "resolve Kafka jars", Outcome.CACHED, "/cache/libs")
+    with pytest.raises(RuntimeError), progress.step("weaviate", "build Weaviate"):
+        clock.now += 4
+        raise RuntimeError("go: no network")
+    assert [t.to_json() for t in progress.timings] == [
+        {"service": "lm", "step": "build the LM server", "outcome": "built", "seconds": 300.0},
+        {"service": "kafka", "step": "resolve Kafka jars", "outcome": "cached", "seconds": None},
+        {"service": "weaviate", "step": "build Weaviate", "outcome": "failed", "seconds": 4.0},
+    ]
