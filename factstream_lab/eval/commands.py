@@ -525,6 +525,12 @@ def eval_locomo(
     turns_per_chunk: Annotated[
         int, typer.Option(min=1, help="Turns per conversation document.")
     ] = 8,
+    turn_context: Annotated[
+        int | None,
+        typer.Option(
+            min=0, help="Turns KB: turns of the session said before each passage's own, in it."
+        ),
+    ] = None,
     lm_url: LmUrl = None,
     lm: Annotated[
         bool,
@@ -544,6 +550,7 @@ def eval_locomo(
     """LoCoMo: evidence recall@5/@10 per category of the ask path's retrieval over the turns
     and over the extracted facts, and relative time resolved for temporal questions; with
     --lm, the answers' token F1 per category, and with --judge-url an LM judge's accuracy."""
+    from factstream_lab.eval.locomo.kb_turns import DEFAULT_TURN_CONTEXT
     from factstream_lab.eval.locomo.report import plot_locomo, table_locomo
     from factstream_lab.eval.locomo.run import KBS, LocomoRun
     from factstream_lab.eval.progress import RichProgress
@@ -563,6 +570,7 @@ def eval_locomo(
         sessions,
         limit,
         turns_per_chunk,
+        DEFAULT_TURN_CONTEXT if turn_context is None else turn_context,
         lm_url,
         answer=lm,
     )

@@ -131,6 +131,9 @@ async def test_the_facts_kb_streams_the_slice_through_a_worker(
     documents = sum(-(-len(s.turns) // 8) for s in kept.sessions)
     assert list(data["kbs"]) == ["facts"] and facts["documents"] == {"26": documents}
     assert facts["skipped_documents"] == {"26": []}
+    rate = facts["ingest_rate"]  # after the first applied, against the model alone
+    assert rate["steady_documents"] == documents - 1
+    assert rate["embed_bound_documents_per_second"] > 0
     # Four facts extracted; the invalidated plan is false, the closed one stays true (its
     # valid time ended at the adoption turn's session).
     assert facts["facts_true"] == {"26": 3}, facts

@@ -17,7 +17,9 @@ from factstream_lab.eval.locomo.chunks import turn_passage
 from factstream_lab.eval.locomo.data import Conversation, Session
 from factstream_lab.eval.temporal import add_edit
 
-__all__ = ["load_turns", "passage_start"]
+__all__ = ["DEFAULT_TURN_CONTEXT", "load_turns", "passage_start", "passage_text"]
+
+DEFAULT_TURN_CONTEXT = 0  # turns said before a passage's own, in it
 
 
 def passage_start(text: str, session: Session) -> ValidInterval:
@@ -28,18 +30,27 @@ def passage_start(text: str, session: Session) -> ValidInterval:
     return ValidInterval(start or session.time, None)
 
 
+def passage_text(session: Session, position: int, context: int) -> str:
+    """The turn at ``position`` as a passage, after the ``context`` turns of its session
+    said before it, one line each: a reply ("Yeah, here's one I did last week") is found
+    by the question it answers ("What did you paint?"). The passage cites its own turn
+    only."""
+    turns = session.turns[max(0, position - context) : position + 1]
+    return "\n".join(turn_passage(t) for t in turns)
+
+
 async def load_turns(
-    materializer: Materializer, conversation: Conversation, namespace: str
+    materializer: Materializer, conversation: Conversation, namespace: str, context: int = 0
 ) -> dict[str, tuple[str, ...]]:
-    """Add every turn of ``conversation`` as a passage; returns each passage's turn, by
-    fact id."""
+    """Add every turn of ``conversation`` as a passage (with ``context`` turns before it,
+    ``passage_text``); returns each passage's turn, by fact id."""
     cited: dict[str, tuple[str, ...]] = {}
     for session in conversation.sessions:
         document = f"locomo-{conversation.id}-s{session.number}"
         size = len(session.turns)
         edits = []
         for position, turn in enumerate(session.turns):
-            text = turn_passage(turn)
+            text = passage_text(session, position, context)
             interval = passage_start(turn.said, session)
             edits.append(
                 add_edit(namespace, document, position, size, text, session.time, interval)

@@ -43,7 +43,7 @@ from factstream_lab.eval.clark import Progress
 from factstream_lab.eval.locomo import answers, kb_facts
 from factstream_lab.eval.locomo.chunks import DEFAULT_TURNS_PER_CHUNK, conversation_documents
 from factstream_lab.eval.locomo.data import Conversation, Question, load_locomo
-from factstream_lab.eval.locomo.kb_turns import load_turns
+from factstream_lab.eval.locomo.kb_turns import DEFAULT_TURN_CONTEXT, load_turns
 from factstream_lab.eval.locomo.provenance import Provenance
 from factstream_lab.eval.locomo.score import KS, TEMPORAL, QuestionScore, by_category
 from factstream_lab.eval.locomo.score import evidence_recall as recall_at
@@ -81,6 +81,7 @@ class LocomoRun:
     sessions: int | None = None  # only the first N sessions of each conversation
     limit: int | None = None  # only the first N documents (chunks) of each conversation
     turns_per_chunk: int = DEFAULT_TURNS_PER_CHUNK
+    turn_context: int = DEFAULT_TURN_CONTEXT  # turns KB: turns said before in a passage
     lm_url: str | None = None
     timeout_s: float = 6 * 3600  # for the worker to edit in one conversation
     answer: bool = False  # --lm: the query agent answers; token F1 per category
@@ -123,7 +124,9 @@ async def run_locomo(run: LocomoRun, progress: Progress | None = None) -> dict[s
     for kb in run.kbs:
         t0 = time.monotonic()
         if kb == "turns":
-            scores, extra = await _turns(settings, conversations, stamp, progress, answering)
+            scores, extra = await _turns(
+                settings, conversations, stamp, progress, answering, run.turn_context
+            )
         else:
             scores, extra = await _facts(run, conversations, stamp, progress, answering)
         rows_kb = [s.row() for s in scores]
@@ -182,11 +185,19 @@ async def _turns(
     stamp: str,
     progress: Progress,
     answering: Answering | None = None,
+    context: int = 0,
 ) -> tuple[list[QuestionScore], dict[str, Any]]:
     async with open_clients(settings, CollectorRegistry()) as clients:
         engine = QueryEngine.of(clients, settings)
         return await turns_kb(
-            clients.store, clients.embedder, engine, conversations, stamp, progress, answering
+            clients.store,
+            clients.embedder,
+            engine,
+            conversations,
+            stamp,
+            progress,
+            answering,
+            context,
         )
 
 
@@ -198,16 +209,20 @@ async def turns_kb(
     stamp: str,
     progress: Progress,
     answering: Answering | None = None,
+    context: int = 0,
 ) -> tuple[list[QuestionScore], dict[str, Any]]:
-    """Each conversation's turns as passages in a namespace of its own, every question
-    asked and scored, the namespace dropped; the scores and what was loaded."""
+    """Each conversation's turns as passages (each after ``context`` turns said before
+    it) in a namespace of its own, every question asked and scored, the namespace dropped;
+    the scores and what was loaded."""
     scores: list[QuestionScore] = []
     passages = 0
     for conversation in conversations:
         namespace = f"eval-locomo-{stamp}-turns-{conversation.id}"
         try:
             progress.stage(f"turns {conversation.id}: loading", 1)
-            cited = await load_turns(Materializer(store, embedder), conversation, namespace)
+            cited = await load_turns(
+                Materializer(store, embedder), conversation, namespace, context
+            )
             progress.advance(1)
             passages += len(cited)
             provenance = Provenance(cited, {})
@@ -216,7 +231,7 @@ async def turns_kb(
             )
         finally:
             await store.drop_namespace(namespace)
-    return scores, {"passages": passages, "lm": None}
+    return scores, {"passages": passages, "turn_context": context, "lm": None}
 
 
 async def _facts(
@@ -237,6 +252,7 @@ async def _facts(
     settings = Settings.from_env(kb_facts.worker_env(tag, 0, run.lm_url))
     log = settings.local.cache_dir / "logs" / f"{tag}-worker.log"
     ingest_s = 0.0
+    rate = kb_facts.IngestRate()
     with kb_facts.running_worker(tag, run.lm_url, log) as worker:
         await kb_facts.start(worker)
         async with open_clients(worker.settings, CollectorRegistry()) as clients:
@@ -251,9 +267,10 @@ async def _facts(
                 progress.stage(f"facts {conversation.id}: documents", len(ids))
                 t0 = time.monotonic()
                 skipped = await worker.publish_and_wait(
-                    clients, path, namespace, ids, progress.advance, run.timeout_s
+                    clients, path, namespace, ids, rate.ticker(progress.advance), run.timeout_s
                 )
                 ingest_s += time.monotonic() - t0
+                await rate.bound(clients.embedder, [d.text for d, _ in documents])
                 detail["namespaces"][conversation.id] = namespace
                 detail["documents"][conversation.id] = len(ids)
                 detail["skipped_documents"][conversation.id] = skipped
@@ -269,6 +286,7 @@ async def _facts(
         worker_log=str(log),
         ingest_seconds=round(ingest_s, 1),
         documents_per_second=_rate(sum(detail["documents"].values()), ingest_s),
+        ingest_rate=rate.summary(),
         provenance=_provenance_kinds(scores),
     )
     return scores, detail

@@ -10,6 +10,7 @@ import pytest
 from factstream.topics.records import Document
 from factstream_lab.eval.locomo.chunks import chunks, conversation_documents, turn_passage
 from factstream_lab.eval.locomo.data import Session, Turn, load_locomo
+from factstream_lab.eval.locomo.kb_turns import passage_text
 
 
 def _session(count: int) -> Session:
@@ -45,3 +46,11 @@ def test_documents_carry_speakers_captions_the_session_time_and_turn_ids(locomo_
 def test_a_turn_passage_names_its_speaker() -> None:
     turn = Turn("D1:3", "Melanie", "Look.", "a dog")
     assert turn_passage(turn) == "Melanie: Look. [shares a photo: a dog]"
+
+
+def test_a_passage_holds_the_turns_said_before_it_within_its_session() -> None:
+    session = _session(4)
+    assert passage_text(session, 2, 0) == "Jon: turn 3"
+    assert passage_text(session, 2, 1) == "Gina: turn 2\nJon: turn 3"
+    assert passage_text(session, 0, 2) == "Jon: turn 1"  # nothing before the first
+    assert passage_text(session, 3, 9) == "\n".join(turn_passage(t) for t in session.turns)
