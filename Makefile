@@ -103,7 +103,8 @@ screenshots: provision
 # The window's equivalence on the first 300 CLARK-News documents in one namespace, against
 # the LM double whose judgement depends on the whole prompt (issue 39): W=8 equals W=1.
 window-clark: provision
-	FACTSTREAM_WINDOW_CLARK=1 FACTSTREAM_WINDOW_RESULTS=results/window $(BIN)/pytest \
+	FACTSTREAM_WINDOW_CLARK=1 FACTSTREAM_STORE_BM25_B=0 FACTSTREAM_WINDOW_RESULTS=results/window \
+		$(BIN)/pytest \
 		tests/integration/test_window_equivalence.py -k clark -s
 
 # Benchmarks on the real local stack (started if needed); see bench/README.md.

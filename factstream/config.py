@@ -139,6 +139,15 @@ class StoreSettings(BaseSettings):
         "inactive by the worker owning it (memory freed; its data stays on disk) and active "
         "again on its next edit or question; 0 keeps every tenant active.",
     )
+    bm25_b: float = Field(
+        0.75,
+        ge=0,
+        le=1,
+        description="BM25 length normalisation (Okapi b) of the facts' keyword search, set on "
+        "the collections when the store opens. 0 scores the same live facts alike whatever "
+        "their write history (the window's exact equivalence on CLARK-News needs it; "
+        "docs/concurrency.md); Weaviate's 0.75 is the default.",
+    )
     search_overfetch: int = Field(
         3,
         ge=1,

@@ -178,7 +178,9 @@ class WeaviateFactStore:
             with store._translated("connect"):
                 await client.connect()
                 for spec in (collections.facts, collections.batches):
-                    await _ensure_collection(client, spec, settings.replication_factor)
+                    await _ensure_collection(
+                        client, spec, settings.replication_factor, settings.bm25_b
+                    )
         except BaseException:
             await client.close()
             raise
@@ -904,7 +906,10 @@ def _vector_of(obj: _Obj) -> Sequence[float]:
 
 
 async def _ensure_collection(
-    client: weaviate.WeaviateAsyncClient, spec: CollectionSpec, replication_factor: int = 1
+    client: weaviate.WeaviateAsyncClient,
+    spec: CollectionSpec,
+    replication_factor: int = 1,
+    bm25_b: float = BM25_B,
 ) -> None:
     """Create the collection unless it exists; add properties an older version lacked."""
     if not await client.collections.exists(spec.name):
@@ -913,7 +918,7 @@ async def _ensure_collection(
                 spec.name,
                 properties=[_property(p) for p in spec.properties],
                 vector_config=Configure.Vectors.self_provided() if spec.vectors else None,
-                inverted_index_config=Configure.inverted_index(bm25_b=BM25_B, bm25_k1=BM25_K1),
+                inverted_index_config=Configure.inverted_index(bm25_b=bm25_b, bm25_k1=BM25_K1),
                 multi_tenancy_config=Configure.multi_tenancy(
                     enabled=True, auto_tenant_creation=True, auto_tenant_activation=True
                 ),
@@ -932,10 +937,10 @@ async def _ensure_collection(
             multi_tenancy_config=Reconfigure.multi_tenancy(auto_tenant_activation=True)
         )
     bm25 = config.inverted_index_config.bm25
-    if (bm25.b, bm25.k1) != (BM25_B, BM25_K1):
+    if (bm25.b, bm25.k1) != (bm25_b, BM25_K1):
         # Mutable: the next search scores with it (schema.BM25_B says why it matters).
         await client.collections.use(spec.name).config.update(
-            inverted_index_config=Reconfigure.inverted_index(bm25_b=BM25_B, bm25_k1=BM25_K1)
+            inverted_index_config=Reconfigure.inverted_index(bm25_b=bm25_b, bm25_k1=BM25_K1)
         )
     present = {prop.name for prop in config.properties}
     ranged = {p.name for p in spec.properties if p.ranged}
