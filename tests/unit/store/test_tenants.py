@@ -26,13 +26,18 @@ class Server:
             raise StoreUnavailable("http://weaviate", "create tenants: down")
 
 
+async def _expect_then_ensure(creator: TenantCreator, names: list[str]) -> None:
+    """Announce every name, then await them all at once (as the editor's read-ahead does)."""
+    for name in names:
+        creator.expect(name)
+    await asyncio.gather(*(creator.ensure(name) for name in names))
+
+
 async def test_expected_namespaces_share_requests() -> None:
     server = Server()
     creator = TenantCreator(server.create, RecentSet(10_000), chunk=100)
     names = [f"conv-{i}" for i in range(250)]
-    for name in names:
-        creator.expect(name)
-    await asyncio.gather(*(creator.ensure(name) for name in names))
+    await _expect_then_ensure(creator, names)
     assert [len(r) for r in server.requests] == [100, 100, 50]
     assert sorted(n for r in server.requests for n in r) == sorted(names)
     await creator.ensure("conv-7")  # known now: no request
@@ -64,9 +69,7 @@ async def test_known_namespaces_are_bounded() -> None:
     server = Server()
     creator = TenantCreator(server.create, RecentSet(50), chunk=100)
     names = [f"n{i}" for i in range(400)]
-    for name in names:
-        creator.expect(name)
-    await asyncio.gather(*(creator.ensure(name) for name in names))
+    await _expect_then_ensure(creator, names)
     assert len(creator.known) == 50 and len(creator) == 0
     await creator.ensure("n0")  # forgotten: asked again (a no-op for the server)
     assert server.requests[-1] == ["n0"]
