@@ -72,7 +72,7 @@ _TOKENS = "factstream_lm_tokens_total"
 _REFUSED = "factstream_lm_refused_total"
 _WAITS = "factstream_dependency_waits_total"
 _OUTCOMES = "factstream_window_outcomes_total"
-_GROUNDING = ("prompt_text", "placeholder", "ungrounded_entity", "ungrounded_number")
+_GROUNDING = ("no_words", "prompt_text", "placeholder", "ungrounded_entity", "ungrounded_number")
 
 
 def window_supported() -> bool:

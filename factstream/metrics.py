@@ -123,9 +123,10 @@ class LMMetrics(_Group):
         "task model reason",
         "Parts of LM answers refused, by task and reason: structure, time, interval "
         "(still refused by the prompt's checks after every retry; the fact was kept "
-        "without them); prompt_text, placeholder, ungrounded_entity, ungrounded_number "
-        "(the fact is not grounded in its document: dropped); not_about (classification "
-        "made false a fact the document does not name: refused, the fact keeps its truth).",
+        "without them); no_words, prompt_text, placeholder, ungrounded_entity, "
+        "ungrounded_number (the fact is not grounded in its document: dropped); not_about "
+        "(classification made false a fact the document does not name: refused, the fact "
+        "keeps its truth).",
     )
     grounded: Counter = _counter(
         "factstream_lm_grounded",

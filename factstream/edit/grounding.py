@@ -47,16 +47,24 @@ __all__ = [
     "RefusalReason",
     "check_grounded",
     "grounded_anchors",
+    "no_words",
     "prompt_ngrams",
     "prompt_texts",
 ]
 
 # unresolved_person: a conversation's fact still in the first or second person
 # (:mod:`factstream.edit.persons` checks it).
+# no_words: a fact with no word in it (a rewrite to ",": :func:`no_words`).
 RefusalReason = Literal[
-    "prompt_text", "placeholder", "ungrounded_entity", "ungrounded_number", "unresolved_person"
+    "no_words",
+    "prompt_text",
+    "placeholder",
+    "ungrounded_entity",
+    "ungrounded_number",
+    "unresolved_person",
 ]
 REASONS: tuple[RefusalReason, ...] = (
+    "no_words",
     "prompt_text",
     "placeholder",
     "ungrounded_entity",
@@ -302,6 +310,15 @@ def _registry_ngrams() -> frozenset[tuple[str, ...]]:
     return prompt_ngrams(PROMPTS)
 
 
+def no_words(fact: str) -> Refusal | None:
+    """A ``no_words`` refusal of ``fact`` when it has no word (no letter or digit), else None.
+
+    Such a text states no fact (the demo's rewrite of a true fact to ","), and no other
+    check finds anything in it to refuse: it has no name, number or phrase.
+    """
+    return None if _WORD.search(fact) else Refusal("no_words", fact.strip() or repr(fact))
+
+
 def _copied(fact: str, sources: _Sources, grams: frozenset[tuple[str, ...]]) -> Refusal | None:
     for gram in _ngrams(_gram_words(fact), MIN_PROMPT_WORDS):
         if gram in grams and gram not in sources.ngrams:
@@ -409,7 +426,8 @@ def check_grounded(
     sources = _sources(tuple(texts))
     grams = _registry_ngrams() if prompts is None else prompt_ngrams(prompts)
     return (
-        _copied(fact_text, sources, grams)
+        no_words(fact_text)
+        or _copied(fact_text, sources, grams)
         or _placeholder(fact_text, sources)
         or _ungrounded_entity(fact_text, sources)
         or _ungrounded_number(fact_text, sources)

@@ -14,7 +14,8 @@ extraction or rewrite resolved.
 
 Grounded output (step 5, :mod:`factstream.edit.grounding`): every added or rewritten
 fact is checked against the document (and, for a rewrite, the fact it replaces and the facts
-still true, which its prompt showed). A refused add is dropped; a refused rewrite becomes
+still true, which its prompt showed); a fact with no word in it (a rewrite to ",") is
+refused whatever the grounding setting. A refused add is dropped; a refused rewrite becomes
 what a fact without a possible rewrite gets (closed or invalidated), since the document
 still made the old fact false. Each refusal is logged with the document id and counted
 (``factstream_lm_refused`` by task and reason); the document's other edits go through.
@@ -48,7 +49,7 @@ from typing import Any, Protocol, TypeVar
 from factstream.config import EditorSettings
 from factstream.edit.about import NotAbout, check_about, fact_names
 from factstream.edit.ahead import DocumentVectors
-from factstream.edit.grounding import Refusal, check_grounded
+from factstream.edit.grounding import Refusal, check_grounded, no_words
 from factstream.edit.passages import passages
 from factstream.edit.persons import cite_turns, unresolved_person
 from factstream.edit.retrieval import (
@@ -380,14 +381,15 @@ def _refusal(
 ) -> Refusal | None:
     """Why the LM's fact ``text`` (an add, or a rewrite of ``replaces``) is refused; None: kept.
 
-    One rule for every fact the LM writes: a conversation's fact still in the first or
-    second person is refused, whatever the settings; otherwise, with grounding on, the fact
+    One rule for every fact the LM writes: a fact with no word in it (a rewrite to ",")
+    and a conversation's fact still in the first or second person are refused, whatever
+    the settings; otherwise, with grounding on, the fact
     is checked against what its prompt showed (``view``, ``replaces``, ``also``), and
     ``factstream_lm_grounded`` counts it kept or refused. That metric counts the facts the
     grounding check ran on, nothing else. A refusal is logged and counted
     (``factstream_lm_refused``).
     """
-    refusal = unresolved_person(text) if doc.turns else None
+    refusal = no_words(text) or (unresolved_person(text) if doc.turns else None)
     if refusal is None and ctx.settings.grounding:
         refusal = check_grounded(text, view.body, replaces, also=also, date=view.timestamp)
         if ctx.runner.metrics is not None:

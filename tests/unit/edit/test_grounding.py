@@ -12,6 +12,7 @@ import pytest
 from factstream.edit.grounding import (
     MIN_PROMPT_WORDS,
     check_grounded,
+    no_words,
     prompt_ngrams,
     prompt_texts,
 )
@@ -209,3 +210,10 @@ def test_a_demo_sentence_is_not_grounded_in_another_document() -> None:
 def test_the_check_is_deterministic() -> None:
     fact = "Jack Ciatterelli is the current Governor of California."
     assert check_grounded(fact, PALACE) == check_grounded(fact, PALACE)
+
+
+@pytest.mark.parametrize("fact", [",", " . ", "...", "—", ""])
+def test_a_fact_without_words_is_refused_whatever_its_sources(fact: str) -> None:
+    refusal = check_grounded(fact, "The Queen is head of state of 16 countries, she said.")
+    assert refusal is not None and refusal.reason == "no_words"
+    assert no_words("The Queen reigns.") is None and no_words("16") is None

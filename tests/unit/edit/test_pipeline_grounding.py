@@ -134,3 +134,34 @@ async def test_a_rewrite_in_a_chunk_is_counted_only_where_grounding_checked_it()
     unchecked = await _rewrite_in_a_chunk("Ana Silva lives in Lisbon.", grounding=False)
     assert grounded(unchecked, "rewrite_fact", "kept") == 0
     assert unchecked.get_sample_value("factstream_lm_refused_total", {}) is None
+
+
+@pytest.mark.parametrize("grounding", [True, False])
+@pytest.mark.parametrize("rewritten", [",", " . ", "—"])
+async def test_a_rewrite_without_words_is_refused_and_the_old_fact_closed(
+    rewritten: str, grounding: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The demo's closing story: "The Queen is head of state of 16 countries ..." rewritten
+    # to ",". A rewrite states a fact; one without a word states none, whatever the settings.
+    decisions = Decisions(extract={"appointed": ["Parker is CEO of Northwind."]})
+    h, registry = counted(Harness(decisions, grounding=grounding))
+    await h.feed(doc("Northwind appointed Parker as CEO.", 1, "d1"))
+    decisions.extract = {}
+    decisions.outdated = {"Parker is CEO": rewritten}
+    caplog.set_level(logging.INFO, logger="factstream.edit.pipeline")
+    edits = await h.feed(doc("Quinn took over from Parker at Northwind.", 5, "d2"))
+    assert [(e.op, e.text) for e in edits] == [(EditOp.CLOSE, "Parker is CEO of Northwind.")]
+    assert refused(registry, "rewrite_fact", "no_words") == 1
+    # Refused before the grounding check, as a fact in the first person is: never counted
+    # among the facts that check ran on.
+    assert grounded(registry, "rewrite_fact", "refused") == 0
+    logged = [r.getMessage() for r in caplog.records if "refused a rewritten" in r.getMessage()]
+    assert len(logged) == 1 and "'d2'" in logged[0] and "no_words" in logged[0]
+
+
+async def test_an_added_fact_without_words_is_refused() -> None:
+    decisions = Decisions(extract={"appointed": ["Parker is CEO of Northwind.", "..,"]})
+    h, registry = counted(Harness(decisions, grounding=True))
+    edits = await h.feed(doc("Northwind appointed Parker as CEO.", 1, "d1"))
+    assert [e.text for e in edits] == ["Parker is CEO of Northwind."]
+    assert refused(registry, "extract_facts", "no_words") == 1
