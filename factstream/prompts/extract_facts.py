@@ -44,7 +44,6 @@ from factstream.prompts.models import (
     strict_object,
 )
 from factstream.prompts.structured import (
-    FACT_FRAME_CHARS,
     FACT_JSON,
     FIELD_RULES,
     StructuredFact,
@@ -69,16 +68,12 @@ __all__ = [
 
 DEFAULT_MAX_FACTS = 8
 _FACT_MAX_CHARS = 200
-# What a document can state, from its length (the schema's lengths and the completion
-# budget follow it; a short document needs neither eight facts nor 200 characters each):
+# What a document can state, from its length (the schema's bounds, and so the completion
+# budget, follow it: a short document needs neither eight facts nor 200 characters each):
 # a fact names a subject, a relation and an object, about 25 characters of its document;
 _CHARS_PER_FACT = 25
-# a fact's text is the document's words and the names its references resolve to;
+# a fact's text is the document's words and the names its references resolve to.
 _NAMING_CHARS = 60
-# the texts restate the document about twice over (references written out, one subject
-# per fact), and a structured fact's subject, relation, object and time restate it once more.
-_RESTATED_TEXTS = 2
-_RESTATED = _RESTATED_TEXTS + 1
 
 
 class ExtractFactsContext(BaseModel):
@@ -92,7 +87,9 @@ class ExtractFactsContext(BaseModel):
     @property
     def facts_expected(self) -> int:
         """The most facts the document's length suggests (one per ``_CHARS_PER_FACT``
-        characters), up to ``max_facts``: the budget's count; the schema allows ``max_facts``."""
+        characters), up to ``max_facts``: the schema's ``maxItems``, so the longest answer
+        the grammar admits, and with it the completion budget (``factstream.lm.budget``),
+        follows the document."""
         return min(self.max_facts, -(-len(self.document.body) // _CHARS_PER_FACT))
 
     @property
@@ -148,14 +145,15 @@ def _schema(ctx: ExtractFactsContext) -> JsonSchema:
             "facts": {
                 "type": "array",
                 "items": {"type": "string", "minLength": 1, "maxLength": ctx.text_max_chars},
-                "maxItems": ctx.max_facts,
+                "maxItems": ctx.facts_expected,
             }
         },
     )
 
 
 def check_facts(ctx: ExtractFactsContext, answer: ExtractedFacts) -> None:
-    """At most ``max_facts`` facts, none blank or longer than the schema allows.
+    """At most ``max_facts`` facts (what the prompt asks for; the schema, which the server
+    may ignore, admits ``facts_expected``), none blank or longer than the schema allows.
 
     The schema says so too, but a server may ignore it: the answer is checked here.
     """
@@ -179,7 +177,6 @@ V1: Prompt[ExtractFactsContext, ExtractedFacts] = Prompt(
     response_model=ExtractedFacts,
     constraint=_schema,
     check=check_facts,
-    answer_chars=lambda ctx: 16 + 3 * ctx.facts_expected + _RESTATED_TEXTS * len(ctx.document.body),
 )
 
 
@@ -215,15 +212,9 @@ def _schema_v2(ctx: ExtractFactsContext) -> JsonSchema:
         "type": "array",
         "items": fact_schema(ctx.text_max_chars, len(ctx.document.body)),
         "minItems": 1,
-        "maxItems": ctx.max_facts,
+        "maxItems": ctx.facts_expected,
     }
     return strict_object("structured_facts", {"facts": facts})
-
-
-def _structured_answer_chars(ctx: ExtractFactsContext) -> int:
-    """What a structured answer to this document needs: each fact's frame, and strings that
-    restate the document ``_RESTATED`` times."""
-    return 16 + ctx.facts_expected * (FACT_FRAME_CHARS + 1) + _RESTATED * len(ctx.document.body)
 
 
 def check_structured_facts(ctx: ExtractFactsContext, answer: StructuredFacts) -> None:
@@ -263,7 +254,6 @@ V2: Prompt[ExtractFactsContext, StructuredFacts] = Prompt(
     check=check_structured_facts,
     salvage=salvage_structured_facts,
     salvage_at_once=True,
-    answer_chars=_structured_answer_chars,
 )
 
 _SYSTEM_V3 = f"""You extract facts from a conversation for a knowledge base.

@@ -30,7 +30,6 @@ time (:func:`default_interval`).
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -51,7 +50,6 @@ from factstream.temporal import (
 )
 
 __all__ = [
-    "FACT_FRAME_CHARS",
     "FACT_JSON",
     "FIELD_RULES",
     "OBJECT_TYPES",
@@ -121,25 +119,6 @@ class StructuredFact(BaseModel):
         """Whether any of subject, relation, object, object_type is given."""
         parts = (self.subject, self.relation, self.object, self.object_type)
         return any(p is not None for p in parts)
-
-
-# The characters of one structured fact (compact JSON) besides the text of its strings: keys,
-# quotes, the longest object type and both dates. A fact's answer is this and its strings.
-FACT_FRAME_CHARS = len(
-    json.dumps(
-        {
-            "text": "",
-            "subject": "",
-            "relation": "",
-            "object": "",
-            "object_type": max(OBJECT_TYPES, key=len),
-            "time": "",
-            "valid_from": "0000-00-00",
-            "valid_to": "0000-00-00",
-        },
-        separators=(",", ":"),
-    )
-)
 
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,7 @@
-"""Each call's max_tokens comes from its schema and its input: a short document cannot buy
-a long generation, and an answer cut off is asked again with a larger budget, up to a token
-per character of the longest answer its schema admits."""
+"""Each call's max_tokens comes from its schema, whose bounds come from its input: a token
+per character of the longest answer the schema admits, so a grammar-enforced answer is
+never cut off, and a short document (a small schema) cannot buy a long generation. An
+answer cut off anyway is asked again with a larger budget."""
 
 from __future__ import annotations
 
@@ -35,32 +36,35 @@ async def test_extraction_budget_follows_the_document() -> None:
     short, typical = await _max_tokens("Tiger Woods wins the Masters."), await _max_tokens(NEWS)
     long = await _max_tokens(" ".join([NEWS] * 3))
     assert short < typical < long
-    # Under the thousand tokens single calls ran to before, for a typical document; the
-    # schema alone (8 facts of 200 characters) allows over 5,000 characters.
-    assert typical < 600 and short < 250
+    # The budget is the schema's longest answer, a token a character: never cut off.
+    for text, budget in [("Tiger Woods wins the Masters.", short), (NEWS, typical)]:
+        ctx = extract_facts.ExtractFactsContext(document=DocumentView(text=text, timestamp=WHEN))
+        assert budget == longest_constrained(extract_facts.V2.constraint(ctx)) + 1
+    # A typical document's schema admits five facts, not the eight a long one may state.
     schema_only = extract_facts.ExtractFactsContext(
         document=DocumentView(text="x" * 1000, timestamp=WHEN)
     )
-    assert long < first_budget(longest_constrained(extract_facts.V2.constraint(schema_only)))
+    assert typical < first_budget(longest_constrained(extract_facts.V2.constraint(schema_only)))
 
 
-def test_a_short_document_gets_shorter_facts_and_is_expected_to_state_fewer() -> None:
+def test_a_short_document_gets_fewer_and_shorter_facts() -> None:
     ctx = extract_facts.ExtractFactsContext(
         document=DocumentView(text="Tiger Woods wins the Masters.", timestamp=WHEN)
     )
     assert ctx.facts_expected == 2 < extract_facts.DEFAULT_MAX_FACTS
-    schema = extract_facts.V2.constraint(ctx).schema
-    facts = schema["properties"]["facts"]
-    assert facts["maxItems"] == extract_facts.DEFAULT_MAX_FACTS  # more cost a larger budget
+    for prompt in (extract_facts.V1, extract_facts.V2):
+        facts = prompt.constraint(ctx).schema["properties"]["facts"]
+        assert facts["maxItems"] == ctx.facts_expected  # the budget follows the schema
+    facts = extract_facts.V2.constraint(ctx).schema["properties"]["facts"]
     assert facts["items"]["properties"]["text"]["maxLength"] == 29 + 60 < 200
     time = facts["items"]["properties"]["time"]["anyOf"][0]
     assert time["maxLength"] == 29  # the time is words of the document
 
 
 def test_budgets_from_the_longest_answer() -> None:
-    assert first_budget(100) == 100 // CHARS_PER_TOKEN + 1
-    assert first_budget(100, 40) == 40 // CHARS_PER_TOKEN + 1  # the input says less
-    assert first_budget(None, 40) == 21
+    assert first_budget(100) == 101  # a token per character: never cut off
+    assert first_budget(100, 40) == 101  # the schema's bound, which follows the input
+    assert first_budget(None, 40) == 40 // CHARS_PER_TOKEN + 1  # no schema bound
     assert first_budget(longest_constrained(Choice(("no", "yes")))) == 8  # the floor
     with pytest.raises(LMConfigError, match="unbounded"):
         first_budget(None, None)

@@ -12,10 +12,12 @@ from pydantic import BaseModel, ValidationError
 
 from factstream.errors import LMOutputInvalid
 from factstream.lm.base import Completion, Usage
+from factstream.lm.budget import longest_constrained
 from factstream.lm.fake import ScriptedLM
 from factstream.lm.repair import escape_control_characters
 from factstream.lm.tasks import TaskRunner, extract_new_facts
 from factstream.metrics import LMMetrics
+from factstream.prompts import extract_facts
 from factstream.prompts.models import DocumentView
 
 DOC = DocumentView(
@@ -80,7 +82,9 @@ async def test_other_defects_are_asked_again_and_counted_by_kind() -> None:
     assert _counts(registry, "factstream_lm_repaired_total", "control_characters") is None
 
 
-async def test_a_cut_off_answer_is_counted_and_asked_again_with_a_larger_budget() -> None:
+async def test_a_cut_off_answer_is_counted_and_asked_again() -> None:
+    # A server that ignores the grammar may still cut an answer off: it is asked again, with
+    # the budget that already admits the longest answer the schema allows.
     registry = CollectorRegistry()
     cut = Completion('{"facts": ["Jane Roe is', Usage(10, 5), "scripted", "length")
     lm = ScriptedLM([cut, '{"facts": ["Jane Roe is the CEO of Acme."]}'])
@@ -88,6 +92,7 @@ async def test_a_cut_off_answer_is_counted_and_asked_again_with_a_larger_budget(
     result = await extract_new_facts(runner, DOC, prompt="extract_facts.v1")
     assert result.attempts == 2
     first, second = (r.max_tokens for r in lm.requests)
-    assert second == 2 * first
+    ctx = extract_facts.ExtractFactsContext(document=DOC)
+    assert second == first == longest_constrained(extract_facts.V1.constraint(ctx)) + 1
     assert _counts(registry, "factstream_lm_invalid_outputs_total", "cut_off") == 1
     assert "cut off at the token limit" in lm.requests[1].messages[-1].content
