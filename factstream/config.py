@@ -140,13 +140,13 @@ class StoreSettings(BaseSettings):
         "again on its next edit or question; 0 keeps every tenant active.",
     )
     bm25_b: float = Field(
-        0.75,
+        0.0,
         ge=0,
         le=1,
         description="BM25 length normalisation (Okapi b) of the facts' keyword search, set on "
         "the collections when the store opens. 0 scores the same live facts alike whatever "
         "their write history (the window's exact equivalence on CLARK-News needs it; "
-        "docs/concurrency.md); Weaviate's 0.75 is the default.",
+        "docs/concurrency.md); Weaviate's own default is 0.75.",
     )
     search_overfetch: int = Field(
         3,
