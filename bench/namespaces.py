@@ -395,13 +395,23 @@ def _plot(results: list[dict[str, Any]], path: Path) -> None:
         "placement map entries": [r["placement_map"]["entries"] for r in results],
         "first ask (inactive) p95 ms": [r["ask_ms"]["first_inactive"]["p95_ms"] for r in results],
     }
+    sampled = [r.get("warm_docs") is not None for r in results]
     fig, axes = plt.subplots(2, 4, figsize=(16, 7), dpi=100)
     for ax, (title, values) in zip(axes.flat, figures.items(), strict=True):
-        ax.plot(ns, [v if v is not None else float("nan") for v in values], marker="o")
+        ys = [v if v is not None else float("nan") for v in values]
+        ax.plot(ns, ys, color="tab:blue", alpha=0.4)
+        for mark, kind in (("o", True), ("x", False)):
+            ax.plot(
+                [x for x, k in zip(ns, sampled, strict=True) if k is kind],
+                [y for y, k in zip(ys, sampled, strict=True) if k is kind],
+                mark,
+                color="tab:blue",
+            )
         ax.set_xscale("log")
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("N namespaces")
         ax.grid(True, alpha=0.3)
+    fig.suptitle("o: warm baseline a fixed sample (--warm-docs); x: as many documents as fresh")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -466,6 +476,18 @@ def save(report: dict[str, Any], results: list[dict[str, Any]], latency_ms: floa
     return path
 
 
+def plot_against_n(files: list[Path]) -> Path:
+    """One plot of each figure against N from the runs of several results files (a later
+    file's run of the same N replaces an earlier one's); written beside the latest file."""
+    by_n: dict[int, dict[str, Any]] = {}
+    for file in sorted(files):
+        for result in orjson.loads(file.read_bytes())["namespaces"]["runs"]:
+            by_n[result["n"]] = {**result, "from": file.name}
+    path = max(files).with_name(max(files).stem + "-against-n.png")
+    _plot([by_n[n] for n in sorted(by_n)], path)
+    return path
+
+
 def main(
     n: Annotated[list[int], typer.Option(help="Namespaces (repeat for several).")] = [10_000],  # noqa: B006
     chunks: Annotated[int, typer.Option(help="Chunks (documents) per conversation.")] = 2,
@@ -482,12 +504,18 @@ def main(
     weaviate_env: Annotated[
         list[str], typer.Option(help="KEY=VALUE for the private Weaviate (repeat).")
     ] = [],  # noqa: B006
+    plot_from: Annotated[
+        list[Path], typer.Option(help="Only plot the runs of these results files against N.")
+    ] = [],  # noqa: B006
     shared_weaviate: Annotated[
         bool, typer.Option(help="Use the shared Weaviate, not a private one per N.")
     ] = False,
 ) -> None:
     """Documents into N fresh namespaces beside a few warm ones (issue 40)."""
     logging.basicConfig(level=logging.WARNING)
+    if plot_from:
+        typer.echo(f"wrote {plot_against_n(plot_from)}")
+        return
     base = Settings()
     report = asyncio.run(
         run(
