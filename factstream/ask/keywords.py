@@ -14,8 +14,6 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from lemminflect import getAllInflections, getAllLemmas
-
 __all__ = ["MAX_FORMS", "keyword_query", "word_forms"]
 
 MAX_FORMS = 8  # forms added per word, at most: a word's inflections are a handful
@@ -31,6 +29,10 @@ def word_forms(word: str) -> tuple[str, ...]:
     or one shorter than three letters; none for the auxiliaries' forms ("did", "has")."""
     if len(word) < _MIN_LEN or not word.islower() or not word.isalpha():
         return ()
+    # Imported here: its import and its tables' load (about a second) are paid by the
+    # first question that uses it, not by every process that imports the ask path.
+    from lemminflect import getAllInflections, getAllLemmas  # noqa: PLC0415
+
     forms: set[str] = set()
     for lemmas in getAllLemmas(word).values():
         for lemma in lemmas:
