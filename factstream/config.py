@@ -527,6 +527,12 @@ class ApiSettings(BaseSettings):
         "only (the editor's is FACTSTREAM_EDITOR_ALPHA; docs/evaluation.md says how this "
         "default was chosen).",
     )
+    keyword_forms: bool = Field(
+        False,
+        description="The keyword side of a question's hybrid search also matches the other "
+        'forms of its words ("research" finds "researching"; factstream.ask.keywords); '
+        "false: the words as asked only (docs/evaluation.md has its LoCoMo figures).",
+    )
     max_question_chars: int = Field(2000, ge=1, description="Longest question, characters.")
     time_plan: bool = Field(
         True,
