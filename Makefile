@@ -123,10 +123,11 @@ bench-busy: provision
 bench-scale: provision
 	$(BIN)/python -m bench.scale --docs 240 --lm-latency 500 --placement planned
 
-# N = 10,000 conversations of 2 chunks into fresh namespaces beside 4 warm ones, stub LM at 0 ms
-# (the LM is not the cost); plus tenant creation, RSS, series, first ask inactive (issue 40).
+# N = 10,000 conversations of 2 chunks into fresh namespaces beside a 600-document sample into
+# 4 warm ones, stub LM at 0 ms (the LM is not the cost); plus tenant creation, RSS, series,
+# first ask inactive (issue 40). About 75 minutes of fresh documents on a loaded 2-core machine.
 bench-namespaces: provision
-	$(BIN)/python -m bench.namespaces --n 10000 --chunks 2 --lm-latency 0
+	$(BIN)/python -m bench.namespaces --n 10000 --chunks 2 --warm-docs 600 --lm-latency 0
 # Per document and per question: Weaviate requests, Kafka round trips, texts embedded,
 # CPU by step and stage (py-spy); results/bench/<timestamp>-breakdown.json (issue 37).
 bench-breakdown: provision

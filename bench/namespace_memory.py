@@ -9,13 +9,21 @@ counters). tracemalloc snapshots after a warm-up of ``--warm`` namespaces, after
 after the N tenants are made inactive give the bytes kept per namespace and the lines that
 keep them; Weaviate's RSS and open files are sampled for ``--settle-s`` after.
 
+``--no-trace``: no tracemalloc (its own books would be in the RSS); instead this process's
+resident memory after a settle (gc, glibc's malloc_trim: measurement only) after the warm-up,
+at each fifth of the N and after the deactivation: the RSS slope per idle namespace between
+larger N. Weaviate's RSS is given over its empty start, over the store with its collections,
+and over the store after the warm-up (collections and ``--warm`` inactive tenants).
+
     python -m bench.namespace_memory --n 3000
 """
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import gc
+import os
 import tempfile
 import time
 import tracemalloc
@@ -84,6 +92,21 @@ class _Worker:
         self.ledger.record(namespace, "d0")
 
 
+def _settled_rss_mib() -> float:
+    """This process's RSS after a full collection and glibc returning free heap to the OS."""
+    gc.collect()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
+    return rss_mib(os.getpid())
+
+
+def _slope_bytes(points: list[dict[str, float]]) -> float:
+    """Least-squares bytes per namespace through (namespaces, rss_mib) points."""
+    xs, ys = [p["namespaces"] for p in points], [p["rss_mib"] * 2**20 for p in points]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    var = sum((x - mx) ** 2 for x in xs)
+    return round(sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / var, 1)
+
+
 def _traced() -> tracemalloc.Snapshot:
     gc.collect()
     return tracemalloc.take_snapshot().filter_traces(
@@ -118,13 +141,16 @@ async def run(
     expect: bool = True,
     settle_s: float = 0.0,
     go_env: dict[str, str] | None = None,
+    trace: bool = True,
 ) -> dict[str, Any]:
     """On a private Weaviate (``go_env``: GOGC, GOMEMLIMIT for it)."""
     with tempfile.TemporaryDirectory(prefix="bench-nsmem-") as tmp:
         private = OwnWeaviate(base, Path(tmp), **(go_env or {}))
         private.start()
         try:
-            out = await _run(private.settings, private.pid, n, warm, concurrency, expect, settle_s)
+            out = await _run(
+                private.settings, private.pid, n, warm, concurrency, (expect, trace), settle_s
+            )
         finally:
             private.stop()
     out["weaviate_env"] = go_env or {}
@@ -137,9 +163,11 @@ async def _run(
     n: int,
     warm: int,
     concurrency: int,
-    expect: bool,
+    modes: tuple[bool, bool],
     settle_s: float,
 ) -> dict[str, Any]:
+    """``modes``: (expect the tenants ahead, trace Python allocations)."""
+    expect, trace = modes
     prefix = f"Mem{uuid.uuid4().hex[:8]}"
     idle_s = 2.0  # the worker's sweep, short: a node holds ~700 active tenants (open files)
     store_settings = settings.store.model_copy(
@@ -148,8 +176,15 @@ async def _run(
     assert pid is not None  # noqa: S101 - started
     weaviate_mib = {"start": rss_mib(pid)}
     store = await WeaviateFactStore.open(settings.weaviate, store_settings)
+    weaviate_mib["with_collections"] = rss_mib(pid)
     worker = _Worker(store)
-    out: dict[str, Any] = {"n": n, "warm": warm, "concurrency": concurrency, "expect": expect}
+    out: dict[str, Any] = {
+        "n": n,
+        "warm": warm,
+        "concurrency": concurrency,
+        "expect": expect,
+        "trace": trace,
+    }
 
     async def drive(names: list[str]) -> None:
         for start in range(0, len(names), concurrency):
@@ -163,27 +198,46 @@ async def _run(
 
     try:
         await drive([f"warm-{i}" for i in range(warm)])
-        tracemalloc.start(1)
-        before = _traced()
+        await asyncio.sleep(idle_s + 0.5)
+        await store.deactivate_idle(lambda ns: True)
+        weaviate_mib["after_warm"] = rss_mib(pid)
+        rss = [{"namespaces": 0, "rss_mib": _settled_rss_mib()}]
+        if trace:
+            tracemalloc.start(1)
+            before = _traced()
         started = time.monotonic()
         fresh = [f"conv-{i:07d}" for i in range(n)]
-        await drive(fresh)
+        for k in range(5):
+            await drive(fresh[n * k // 5 : n * (k + 1) // 5])
+            if not trace:
+                rss.append({"namespaces": n * (k + 1) // 5, "rss_mib": _settled_rss_mib()})
         out["s_per_namespace"] = round((time.monotonic() - started) / n, 4)
-        active = _traced()
-        out["after_fresh"] = _grown(before, active, n)
+        if trace:
+            out["after_fresh"] = _grown(before, _traced(), n)
         weaviate_mib["after_fresh"] = rss_mib(pid)
         await asyncio.sleep(idle_s + 0.5)
         swept = await store.deactivate_idle(lambda ns: True)
         out["deactivated_at_end"] = len(swept.deactivated)
         del swept
-        out["after_deactivation"] = _grown(before, _traced(), n)
-        tracemalloc.stop()
+        if trace:
+            out["after_deactivation"] = _grown(before, _traced(), n)
+            tracemalloc.stop()
+        else:
+            rss.append({"namespaces": n, "rss_mib": _settled_rss_mib(), "deactivated": True})
+            out["process_rss_settled"] = rss
+            # from the first fifth on: the one-off growth of a process's first namespaces
+            # (connections, caches, the allocator's arenas) is before it
+            out["process_rss_bytes_per_namespace"] = _slope_bytes(rss[1:-1])
+            out["process_rss_bytes_per_idle_namespace"] = round(
+                (rss[-1]["rss_mib"] - rss[1]["rss_mib"]) * 2**20 / (n - n // 5), 1
+            )
         out["weaviate_settling"] = await _settle(pid, settle_s)
         weaviate_mib["after_deactivation"] = out["weaviate_settling"][-1]["rss_mib"]
         out["weaviate_rss_mib"] = weaviate_mib
-        out["weaviate_after_deactivation_over_start"] = round(
-            weaviate_mib["after_deactivation"] / weaviate_mib["start"], 3
-        )
+        for since in ("start", "with_collections", "after_warm"):
+            out[f"weaviate_after_deactivation_over_{since}"] = round(
+                weaviate_mib["after_deactivation"] / weaviate_mib[since], 3
+            )
     finally:
         await store.close()
     return out
@@ -213,6 +267,9 @@ def main(
         list[str],
         typer.Option(help="KEY=VALUE for the private Weaviate (GOGC, GOMEMLIMIT, ...); repeat."),
     ] = [],  # noqa: B006
+    trace: Annotated[
+        bool, typer.Option(help="tracemalloc; --no-trace: settled RSS at each fifth instead.")
+    ] = True,
 ) -> None:
     """Python memory the worker's store and books keep per namespace (issue 40)."""
     report = new_report("namespace-memory")
@@ -225,11 +282,14 @@ def main(
             expect=expect,
             settle_s=settle_s,
             go_env=dict(item.split("=", 1) for item in weaviate_env),
+            trace=trace,
         )
     )
     report["namespace_memory"]["caveat"] = (
-        "tracemalloc (Python allocations only, not RSS); private Weaviate; loaded shared machine"
-    )
+        "tracemalloc (Python allocations only, not RSS)"
+        if trace
+        else "RSS after gc and malloc_trim (measurement only)"
+    ) + f"; private Weaviate; shared 2-core machine, load average {os.getloadavg()[0]:.1f}"
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{report['timestamp']}-namespace-memory.json"
     path.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")

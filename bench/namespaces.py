@@ -3,11 +3,15 @@
 For each N, on a fresh deployment (its own topics, consumer group, collections, the
 deterministic stub LM at ``--lm-latency`` ms a call, one real `factstream worker`):
 
-1. warm: N x ``chunks`` short conversations' chunks (CLARK-News stated documents, bench.corpus)
-   into ``warm`` namespaces that already exist (a document each first), timed from publish
-   until the worker's factstream_documents_total counts them;
-2. fresh: the same number of documents, ``chunks`` to each of N namespaces never seen
-   before (each one a new tenant), timed alike: documents/s fresh over warm;
+1. warm: ``--warm-docs`` short conversations' chunks (CLARK-News stated documents,
+   bench.corpus) into ``warm`` namespaces that already exist (a document each first), timed
+   from publish until the worker's factstream_documents_total counts them: a fixed sample,
+   whatever N (the rate of each half is kept to show it is stable), so the baseline neither
+   takes hours at N=10,000 nor grows the warm namespaces to thousands of facts each;
+2. fresh: N x ``chunks`` documents, ``chunks`` to each of N namespaces never seen
+   before (each one a new tenant), timed alike: documents/s fresh over warm; the worker's
+   resident memory and the rate are sampled at each tenth of the namespaces (the slope of
+   its memory between larger N);
 3. tenant creation: ``--tenants`` more namespaces' tenants created one at a time (both
    collections, as the store does on a namespace's first write), ms each;
 4. memory: the worker's and Weaviate's resident memory before (1), after (2) and after the
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -201,20 +206,23 @@ async def _one(
     n: int,
     *,
     own: bool,
+    weaviate_env: dict[str, str],
     **options: Any,
 ) -> dict[str, Any]:
-    """One N, on a private Weaviate (``own``) or the shared one."""
+    """One N, on a private Weaviate (``own``, with ``weaviate_env`` more environment) or the
+    shared one."""
     if not own:
         out = await _measure(base, workdir, n, weaviate_pid=_weaviate_pid(base), **options)
         out["weaviate"] = "shared (other sessions' collections included)"
         return out
-    private = OwnWeaviate(base, workdir / f"weaviate-n{n}")
+    private = OwnWeaviate(base, workdir / f"weaviate-n{n}", **weaviate_env)
     private.start()
     try:
         out = await _measure(private.settings, workdir, n, weaviate_pid=private.pid, **options)
     finally:
         private.stop()
     out["weaviate"] = f"private (bench.own_weaviate), {private.data_mib} MiB of data at the end"
+    out["weaviate_env"] = weaviate_env
     return out
 
 
@@ -226,6 +234,7 @@ async def _measure(
     weaviate_pid: int | None,
     chunks: int,
     warm: int,
+    warm_docs: int,
     latency_ms: float,
     tenants: int,
     asks: int,
@@ -245,10 +254,16 @@ async def _measure(
     }
     dep = Deployment(base, workdir / f"n{n}", stub=True, **env)
     documents = n * chunks
-    texts = stream_documents(clark, documents, ["x"])
+    texts = stream_documents(clark, max(documents, warm_docs), ["x"])
     warm_names = [f"warm-{i}" for i in range(warm)]
     fresh_names = [f"fresh-{i:07d}" for i in range(n)]
-    out: dict[str, Any] = {"n": n, "documents": documents, "chunks": chunks, "warm": warm}
+    out: dict[str, Any] = {
+        "n": n,
+        "documents": documents,
+        "chunks": chunks,
+        "warm": warm,
+        "warm_docs": warm_docs,
+    }
     try:
         dep.start_stub(stub_rules(clark), latency_ms)
         await dep.create_topics()
@@ -259,18 +274,26 @@ async def _measure(
         if weaviate_pid:
             rss["weaviate_start"] = rss_mib(weaviate_pid)
             out["weaviate_open_files"] = {"start": _open_files(weaviate_pid)}
-        # 1. warm namespaces
+        # 1. warm namespaces: a fixed sample, its two halves timed apart
         started = time.monotonic()
-        await dep.publish(_chunks(texts, "w-", warm_names, chunks))
-        done = await _wait(dep, port, warm + documents, timeout_s=600 + documents)
-        out["warm_docs_per_s"] = round(documents / (done - started), 2)
+        await dep.publish(_chunks(texts[:warm_docs], "w-", warm_names, chunks))
+        half = warm + warm_docs // 2
+        middle = await _wait(dep, port, half, timeout_s=600 + warm_docs)
+        done = await _wait(dep, port, warm + warm_docs, timeout_s=600 + warm_docs)
+        out["warm_docs_per_s"] = round(warm_docs / (done - started), 2)
+        out["warm_docs_per_s_halves"] = [
+            round((warm_docs // 2) / (middle - started), 2),
+            round((warm_docs - warm_docs // 2) / (done - middle), 2),
+        ]
         rss["worker_after_warm"] = rss_mib(worker.pid)
         if weaviate_pid:
             rss["weaviate_after_warm"] = rss_mib(weaviate_pid)
-        # 2. fresh namespaces
+        # 2. fresh namespaces, sampled at each tenth
         started = time.monotonic()
-        await dep.publish(_chunks(texts, "f-", fresh_names, chunks))
-        done = await _wait(dep, port, warm + 2 * documents, timeout_s=600 + 2 * documents)
+        await dep.publish(_chunks(texts[:documents], "f-", fresh_names, chunks))
+        out["fresh_tenths"], done = await _tenths(
+            dep, port, worker.pid, (warm + warm_docs, n, chunks), started
+        )
         out["fresh_docs_per_s"] = round(documents / (done - started), 2)
         out["fresh_over_warm"] = round(out["fresh_docs_per_s"] / out["warm_docs_per_s"], 3)
         rss["worker_after_fresh"] = rss_mib(worker.pid)
@@ -295,6 +318,7 @@ async def _measure(
         out["rss_mib"] = rss
         grown = rss["worker_after_fresh"] - rss["worker_after_warm"]
         out["worker_kib_per_fresh_namespace"] = round(grown * 1024 / n, 2)
+        out["worker_kib_per_namespace_second_half"] = _slope_kib(out["fresh_tenths"])
         if weaviate_pid:
             w = rss
             out["weaviate_kib_per_active_namespace"] = round(
@@ -305,6 +329,11 @@ async def _measure(
             )
             out["weaviate_after_deactivation_over_start"] = round(
                 w["weaviate_after_deactivation"] / w["weaviate_start"], 3
+            )
+            # the warm sample's facts stay in the warm (active) tenants: the store before
+            # any fresh namespace is the start the deactivation can come back to
+            out["weaviate_after_deactivation_over_after_warm"] = round(
+                w["weaviate_after_deactivation"] / w["weaviate_after_warm"], 3
             )
         # 5. placement map the planner proposes for these namespaces
         partitions = dep.settings.worker.partitions
@@ -317,6 +346,34 @@ async def _measure(
     finally:
         await dep.close()
     return out
+
+
+async def _tenths(
+    dep: Deployment, port: int, worker: int, counts: tuple[int, int, int], started: float
+) -> tuple[list[dict[str, float]], float]:
+    """Wait for the fresh documents a tenth of the namespaces at a time (``counts``: the
+    documents handled before, N, chunks each): at each, the namespaces done, seconds since
+    ``started``, the worker's RSS; and the last moment."""
+    before, n, chunks = counts
+    tenths, done = [], started
+    for k in range(1, 11):
+        namespaces = n * k // 10
+        done = await _wait(dep, port, before + namespaces * chunks, timeout_s=600 + n * chunks)
+        tenths.append(
+            {"namespaces": namespaces, "s": round(done - started, 1), "rss_mib": rss_mib(worker)}
+        )
+        typer.echo(f"fresh {tenths[-1]}")  # a long run shows where it is
+    return tenths, done
+
+
+def _slope_kib(tenths: list[dict[str, float]]) -> float:
+    """The worker's RSS growth per namespace over the second half of the fresh namespaces
+    (least squares, KiB each): the processing's one-off growth is in the first half."""
+    half = tenths[len(tenths) // 2 - 1 :]
+    xs, ys = [t["namespaces"] for t in half], [t["rss_mib"] * 1024 for t in half]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    var = sum((x - mx) ** 2 for x in xs)
+    return round(sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / var, 3)
 
 
 def _plot(results: list[dict[str, Any]], path: Path) -> None:
@@ -338,13 +395,23 @@ def _plot(results: list[dict[str, Any]], path: Path) -> None:
         "placement map entries": [r["placement_map"]["entries"] for r in results],
         "first ask (inactive) p95 ms": [r["ask_ms"]["first_inactive"]["p95_ms"] for r in results],
     }
+    sampled = [r.get("warm_docs") is not None for r in results]
     fig, axes = plt.subplots(2, 4, figsize=(16, 7), dpi=100)
     for ax, (title, values) in zip(axes.flat, figures.items(), strict=True):
-        ax.plot(ns, [v if v is not None else float("nan") for v in values], marker="o")
+        ys = [v if v is not None else float("nan") for v in values]
+        ax.plot(ns, ys, color="tab:blue", alpha=0.4)
+        for mark, kind in (("o", True), ("x", False)):
+            ax.plot(
+                [x for x, k in zip(ns, sampled, strict=True) if k is kind],
+                [y for y, k in zip(ys, sampled, strict=True) if k is kind],
+                mark,
+                color="tab:blue",
+            )
         ax.set_xscale("log")
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("N namespaces")
         ax.grid(True, alpha=0.3)
+    fig.suptitle("o: warm baseline a fixed sample (--warm-docs); x: as many documents as fresh")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -356,6 +423,7 @@ async def run(
     *,
     chunks: int,
     warm: int,
+    warm_docs: int,
     latency_ms: float,
     tenants: int,
     asks: int,
@@ -363,6 +431,7 @@ async def run(
     idle_s: float,
     settle_s: float,
     own: bool,
+    weaviate_env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     report = new_report("namespaces")
     results = []
@@ -375,6 +444,7 @@ async def run(
                 n,
                 chunks=chunks,
                 warm=warm,
+                warm_docs=warm_docs,
                 latency_ms=latency_ms,
                 tenants=tenants,
                 asks=min(asks, n),
@@ -382,7 +452,9 @@ async def run(
                 idle_s=idle_s,
                 settle_s=settle_s,
                 own=own,
+                weaviate_env=weaviate_env or {},
             )
+            result["load_avg_at_end"] = [round(v, 2) for v in os.getloadavg()]
             result["bench_s"] = round(time.monotonic() - started, 1)
             results.append(result)
             typer.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
@@ -404,22 +476,46 @@ def save(report: dict[str, Any], results: list[dict[str, Any]], latency_ms: floa
     return path
 
 
+def plot_against_n(files: list[Path]) -> Path:
+    """One plot of each figure against N from the runs of several results files (a later
+    file's run of the same N replaces an earlier one's); written beside the latest file."""
+    by_n: dict[int, dict[str, Any]] = {}
+    for file in sorted(files):
+        for result in orjson.loads(file.read_bytes())["namespaces"]["runs"]:
+            by_n[result["n"]] = {**result, "from": file.name}
+    path = max(files).with_name(max(files).stem + "-against-n.png")
+    _plot([by_n[n] for n in sorted(by_n)], path)
+    return path
+
+
 def main(
     n: Annotated[list[int], typer.Option(help="Namespaces (repeat for several).")] = [10_000],  # noqa: B006
     chunks: Annotated[int, typer.Option(help="Chunks (documents) per conversation.")] = 2,
     warm: Annotated[int, typer.Option(help="Warm namespaces of the baseline.")] = 4,
+    warm_docs: Annotated[
+        int, typer.Option(help="Documents into the warm namespaces (the baseline's sample).")
+    ] = 600,
     lm_latency: Annotated[float, typer.Option(help="Stub LM ms per call.")] = 0.0,
     tenants: Annotated[int, typer.Option(help="Tenants created one at a time, timed.")] = 50,
     asks: Annotated[int, typer.Option(help="Inactive namespaces asked.")] = 50,
     data: Annotated[Path, typer.Option(help="CLARK-News data folder.")] = DEFAULT_DATA,
     idle_s: Annotated[float, typer.Option(help="The worker's tenant idle time (0: none).")] = 30,
     settle_s: Annotated[float, typer.Option(help="Most seconds Weaviate settles after.")] = 300,
+    weaviate_env: Annotated[
+        list[str], typer.Option(help="KEY=VALUE for the private Weaviate (repeat).")
+    ] = [],  # noqa: B006
+    plot_from: Annotated[
+        list[Path], typer.Option(help="Only plot the runs of these results files against N.")
+    ] = [],  # noqa: B006
     shared_weaviate: Annotated[
         bool, typer.Option(help="Use the shared Weaviate, not a private one per N.")
     ] = False,
 ) -> None:
     """Documents into N fresh namespaces beside a few warm ones (issue 40)."""
     logging.basicConfig(level=logging.WARNING)
+    if plot_from:
+        typer.echo(f"wrote {plot_against_n(plot_from)}")
+        return
     base = Settings()
     report = asyncio.run(
         run(
@@ -427,6 +523,7 @@ def main(
             n,
             chunks=chunks,
             warm=warm,
+            warm_docs=warm_docs,
             latency_ms=lm_latency,
             tenants=tenants,
             asks=asks,
@@ -434,6 +531,7 @@ def main(
             idle_s=idle_s,
             settle_s=settle_s,
             own=not shared_weaviate,
+            weaviate_env=dict(item.split("=", 1) for item in weaviate_env),
         )
     )
     path = save(report, report["namespaces"]["runs"], lm_latency)

@@ -140,13 +140,13 @@ class StoreSettings(BaseSettings):
         "again on its next edit or question; 0 keeps every tenant active.",
     )
     bm25_b: float = Field(
-        0.75,
+        0.0,
         ge=0,
         le=1,
         description="BM25 length normalisation (Okapi b) of the facts' keyword search, set on "
         "the collections when the store opens. 0 scores the same live facts alike whatever "
         "their write history (the window's exact equivalence on CLARK-News needs it; "
-        "docs/concurrency.md); Weaviate's 0.75 is the default.",
+        "docs/concurrency.md); Weaviate's own default is 0.75.",
     )
     search_overfetch: int = Field(
         3,
@@ -526,6 +526,12 @@ class ApiSettings(BaseSettings):
         description="Hybrid search weight of a question's retrieval: 1 dense only, 0 BM25 "
         "only (the editor's is FACTSTREAM_EDITOR_ALPHA; docs/evaluation.md says how this "
         "default was chosen).",
+    )
+    keyword_forms: bool = Field(
+        False,
+        description="The keyword side of a question's hybrid search also matches the other "
+        'forms of its words ("research" finds "researching"; factstream.ask.keywords); '
+        "false: the words as asked only (docs/evaluation.md has its LoCoMo figures).",
     )
     max_question_chars: int = Field(2000, ge=1, description="Longest question, characters.")
     time_plan: bool = Field(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, cast
@@ -24,6 +25,7 @@ from factstream.agents.stopping import Actors, StoppingWorker
 from factstream.agents.window import Window
 from factstream.clients import Clients, open_clients
 from factstream.config import Settings
+from factstream.errors import FactstreamError
 from factstream.store.base import FactStore
 from factstream.streams.admin import ensure_topics
 from factstream.streams.app import create_app, documents_topic
@@ -35,6 +37,7 @@ from factstream.topics.records import InputRef
 
 __all__ = [
     "EXIT_FENCED",
+    "WARM_TEXT",
     "Runtime",
     "build_worker_app",
     "highwater",
@@ -49,6 +52,8 @@ log = logging.getLogger(__name__)
 _LAG_REFRESH_S = 15.0
 # How often the actor faust starts before the first assignment looks for its partition.
 _ASSIGNMENT_POLL_S = 0.05
+# Embedded once at start, so that loading the model does not land on the first document.
+WARM_TEXT = "The embedding model is loaded before the first document."
 # The exit status of a worker fenced by its partition's new owner (sysexits' EX_TEMPFAIL).
 EXIT_FENCED = 75
 
@@ -133,6 +138,21 @@ class Runtime:
         """The clients the editor uses (built on first use)."""
         return await self._build()
 
+    async def warm(self) -> float | None:
+        """Build the clients and embed one text, at the worker's start: the model's load
+        (seconds on the CPU) is then not the first document's wait. Returns the seconds it
+        took, or None when it failed (logged; the first document builds and fails alike)."""
+        start = time.perf_counter()
+        try:
+            clients = await self._build()
+            await clients.embedder.embed(WARM_TEXT)
+        except (FactstreamError, OSError) as exc:
+            log.warning("could not warm the embedding model at start: %s", exc)
+            return None
+        seconds = time.perf_counter() - start
+        log.info("clients built and embedding model warm in %.1f s", seconds)
+        return seconds
+
     def _serve_metrics(self, clients: Clients) -> None:
         worker = self.settings.worker
         if not worker.metrics_port:
@@ -189,6 +209,10 @@ def build_worker_app(settings: Settings) -> tuple[faust.App, Runtime]:
             # 22-27 s stops); no assignment follows a stop anyway.
             if not runtime.actors.stopping:
                 release_partition_topic(stream)
+
+    @app.task  # type: ignore[untyped-decorator]  # faust is untyped
+    async def _warm() -> None:
+        await runtime.warm()
 
     register_query_agent(app, settings, runtime.clients)
     _track_partitions(app, runtime, settings)

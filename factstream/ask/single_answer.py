@@ -23,6 +23,7 @@ from factstream.ask.ask_records import (
     prompt_facts,
     used_fact,
 )
+from factstream.ask.keywords import keyword_query
 from factstream.ask.time_plan import TimePlanner
 from factstream.ask.valid_time import DEFAULT_STRIP_TIME, ValidTime, question_valid_time
 from factstream.config import ApiSettings
@@ -54,6 +55,7 @@ async def search_facts(
     timings: dict[str, float] | None = None,
     planner: TimePlanner | None = None,
     resolved: ValidTime | None = None,
+    keyword_forms: bool = False,
 ) -> Retrieval:
     """The query agent's retrieval: the facts true at ``as_of`` that held at the valid time.
 
@@ -70,6 +72,8 @@ async def search_facts(
         timings: seconds of "embed" and "retrieve" (and "plan") are added here.
         planner: plans the valid time of a question the rules cannot read (None: no plan).
         resolved: the valid time, already read (``resolve_valid_time``): not read again.
+        keyword_forms: the keyword search also matches the other forms of the search
+            text's words (``ask.keywords``); the embedding is of the text as it is.
 
     Returns:
         The facts, best first, as they stood at ``as_of``, and the valid time used.
@@ -82,9 +86,10 @@ async def search_facts(
     vector = await _embed_while_preparing(store, embedder, request.namespace, valid, timings)
     timings["embed"] = time.perf_counter() - start
     start = time.perf_counter()
+    keywords = keyword_query(valid.search_text) if keyword_forms else valid.search_text
     hits = await store.search(
         request.namespace,
-        valid.search_text,
+        keywords,
         vector,
         as_of=request.as_of,
         top_k=top_k,
@@ -326,5 +331,6 @@ class AnswerEngine:
             min_similarity=self._settings.min_similarity,
             alpha=self._alpha,
             timings=timings,
+            keyword_forms=self._settings.keyword_forms,
             **options,
         )

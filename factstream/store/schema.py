@@ -88,16 +88,16 @@ class PropertySpec:
     ranged: bool = False
 
 
-# BM25's length normalisation (Okapi ``b``, StoreSettings.bm25_b, Weaviate's 0.75 by
-# default). Weaviate keeps the average text length per segment, counting object versions
+# BM25's length normalisation (Okapi ``b``, StoreSettings.bm25_b; Weaviate's own default
+# is 0.75). Weaviate keeps the average text length per segment, counting object versions
 # since replaced or deleted until a compaction drops them (a fact is rewritten at every
 # reinforce, close or invalidation), so with ``b`` > 0 the same live facts score differently
 # in two deployments, or in one before and after a memtable flush: the hybrid first stage's
 # last places then hold other facts (issue 39's CLARK-300 divergence; docs/concurrency.md).
-# ``b`` 0 makes the score independent of that history, but lost a supersession in the
-# generated conversation world (tests/integration/test_eval_convo.py), so it is not the
-# default yet. ``k1`` stays Weaviate's default.
-BM25_B = 0.75
+# ``b`` 0 makes the score independent of that history (the conversation world's failure
+# with it was its LM double's tie, broken by the ranking: docs/concurrency.md). ``k1``
+# stays Weaviate's default.
+BM25_B = 0.0
 BM25_K1 = 1.2
 
 

@@ -123,6 +123,12 @@ class WeaviateService(LocalService):
 
     def launch(self) -> LaunchSpec:
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        # No Go runtime settings (GOGC, GOMEMLIMIT, GODEBUG), measured (issue 40,
+        # bench.namespace_memory, docs/operations.md "Namespaces at scale"): once its idle
+        # tenants are inactive Weaviate's RSS is back at the store's after its first
+        # namespaces were used (0.94-1.00x) with Go's defaults; GOGC=50 left more (1.31x);
+        # GOMEMLIMIT can only sit above the peak live heap (Weaviate refuses writes near
+        # it), so it does not lower the idle RSS; madvdontneed=1 is Go's default already.
         env = {
             "PERSISTENCE_DATA_PATH": str(self.data_dir),
             "DEFAULT_VECTORIZER_MODULE": "none",

@@ -1,5 +1,5 @@
 """The same live facts are found alike, whatever their write history (issue 39), with
-StoreSettings.bm25_b 0 (FACTSTREAM_STORE_BM25_B; the default 0.75 fails this test).
+StoreSettings.bm25_b 0 (FACTSTREAM_STORE_BM25_B, the default; Weaviate's 0.75 fails this test).
 
 Two namespaces hold the same facts, true, with the same texts, vectors and histories; in one
 every fact was written four times (as a fact is rewritten at every reinforce, close or

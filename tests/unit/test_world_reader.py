@@ -61,3 +61,19 @@ def test_best_fact_reads_the_fact_about_the_question() -> None:
     answer = json.loads(double.answer("answer_choice.v1", user))["answer"]
     assert answer == "Bluefin Logistics"
     assert json.loads(Decisions().answer("answer_choice.v1", user))["answer"] == "Cobalt Robotics"
+
+
+def test_best_fact_prefers_the_relation_the_question_asks_for() -> None:
+    """A true fact of another slot naming a choice (Wes is still Kestrel Air's chief
+    executive: nothing in the stream closed it) does not win by being listed first: the
+    question's verb meets the employer fact's relation (issue 39, BM25 b 0)."""
+    double = Decisions(best_fact=True)
+    user = (
+        "<facts>\n- Kestrel Air chief executive officer Wes Okafor. [true from 2024-01-01]\n"
+        "- Wes Okafor employer Cobalt Robotics. [true from 2024-01-31]\n</facts>\n\n"
+        "<question>\nWho employs Wes Okafor?\n</question>\n\n"
+        "Choices:\n- Cobalt Robotics\n- Kestrel Air\n\nAnswer."
+    )
+    assert json.loads(double.answer("answer_choice.v1", user))["answer"] == "Cobalt Robotics"
+    swapped = user.replace("employs", "heads")  # no relation word in common: the first listed
+    assert json.loads(double.answer("answer_choice.v1", swapped))["answer"] == "Kestrel Air"

@@ -154,6 +154,8 @@ async def run_locomo(run: LocomoRun, progress: Progress | None = None) -> dict[s
             "top_k": max(KS),
             "min_similarity": settings.api.min_similarity,
             "alpha": settings.api.alpha,
+            "keyword_forms": settings.api.keyword_forms,
+            "bm25_b": settings.store.bm25_b,
             "modes": list(MODES),
             "headline_mode": "single",
             "hop_plans": "rules only (no LM)",
