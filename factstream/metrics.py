@@ -126,7 +126,8 @@ class LMMetrics(_Group):
         "without them); no_words, prompt_text, placeholder, ungrounded_entity, "
         "ungrounded_number (the fact is not grounded in its document: dropped); not_about "
         "(classification made false a fact the document does not name: refused, the fact "
-        "keeps its truth).",
+        "keeps its truth); restated (... a fact the document states word for word: "
+        "refused likewise).",
     )
     grounded: Counter = _counter(
         "factstream_lm_grounded",
@@ -140,8 +141,9 @@ class LMMetrics(_Group):
         "task model outcome",
         "Facts the LM's classification made false (to invalidate, close or rewrite) that "
         "the subject check saw, by task and outcome: kept (the document names one of the "
-        "fact's entities), refused (it names none: not_about in factstream_lm_refused; the "
-        "fact keeps its truth), unchecked (the fact names nothing to look for).",
+        "fact's entities), refused (it names none, or states the fact: not_about or "
+        "restated in factstream_lm_refused; the fact keeps its truth), unchecked (the fact "
+        "names nothing to look for).",
     )
     cache_hits: Counter = _counter(
         "factstream_lm_cache_hits", "task model", "LM answers served from the response cache."

@@ -65,8 +65,8 @@ __all__ = [
     "forms",
 ]
 
-AboutReason = Literal["not_about"]
-ABOUT_REASONS: tuple[AboutReason, ...] = ("not_about",)
+AboutReason = Literal["not_about", "restated"]
+ABOUT_REASONS: tuple[AboutReason, ...] = ("not_about", "restated")
 
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 _APOSTROPHE = re.compile(r"['’‘`]")
@@ -146,11 +146,13 @@ def _unqualified(text: str, match: re.Match[str]) -> bool:
 
 @dataclass(frozen=True)
 class NotAbout:
-    """Why a document may not make a fact false: it names none of the fact's entities.
+    """Why a document may not make a fact false: it names none of the fact's entities
+    (``not_about``), or it states the fact itself (``restated``).
 
     Attributes:
         reason: A bounded metric label, one of :data:`ABOUT_REASONS`.
-        names: The fact's names the document was searched for (subject first).
+        names: The fact's names the document was searched for (subject first); for
+            ``restated``, the fact's text.
     """
 
     reason: AboutReason
@@ -273,10 +275,19 @@ class DocumentNames:
         pattern = _role_nouns(office)
         return any(_unqualified(self._raw, m) for m in pattern.finditer(self._raw))
 
+    def states(self, text: str) -> bool:
+        """Whether the document (or its title) holds ``text`` word for word, compared as the
+        names are (accents, punctuation and case aside), for a text of three words or more."""
+        folded = _fold(text).casefold()
+        return folded.count(" ") > 3 and folded in self._lower
+
     def about(self, fact: Fact, *, offices: bool = True) -> NotAbout | None:
         """Why the document may not make ``fact`` false, or None when it names one of the
         fact's entities, or (with ``offices``) the office the fact states, or the fact
-        names none."""
+        names none. A document that states the fact word for word (``states``) may not make it
+        false either: it asserts the fact (reason ``restated``)."""
+        if self.states(fact.text):
+            return NotAbout("restated", (fact.text,))
         entities = _entities(fact)
         if not entities or any(self.has(form) for _, named in entities for form in named):
             return None

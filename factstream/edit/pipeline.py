@@ -421,7 +421,7 @@ def _about(ctx: EditContext, plan: EditPlan, result: TaskResult[Any], hit: Searc
         return True
     plan.not_about[fact.fact_id] = refusal
     log.info(
-        "%s: refused to make fact %s false for document %r (%s: it names none of %s): %r",
+        "%s: refused to make fact %s false for document %r (%s: %s): %r",
         result.prompt,
         fact.fact_id,
         doc.id,

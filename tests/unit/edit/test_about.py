@@ -175,3 +175,25 @@ def test_a_role_noun_names_no_fact_of_another_relation() -> None:
     assert fact_office(team) is None
     tuvalu = office_fact("Tuvalu", "head of state", "Elizabeth II")
     assert DocumentNames("The King is head of state.").about(tuvalu, offices=False) is not None
+
+
+QUEEN = "The Queen is head of state of 16 countries that are a part of the Commonwealth realm."
+
+
+def test_a_document_that_states_the_fact_may_not_make_it_false() -> None:
+    """The demo's document restating a fact invalidated it "as a correction": a document
+    that says the fact word for word asserts it (accents, punctuation and case aside)."""
+    doc = f"LONDON - {QUEEN.upper()} These include Australia, Canada and New Zealand."
+    refusal = check_about(fact(QUEEN, "The Queen", "16 countries"), doc)
+    assert refusal is not None and refusal.reason == "restated"
+    assert refusal.names == (QUEEN,)
+
+
+def test_a_document_that_changes_the_fact_is_not_restating_it() -> None:
+    doc = "The Queen is head of state of 15 countries that are a part of the Commonwealth realm."
+    assert check_about(fact(QUEEN, "The Queen", "16 countries"), doc) is None
+
+
+def test_a_short_fact_found_inside_a_document_is_not_a_restatement() -> None:
+    assert not DocumentNames("Acme hired Bo. Acme fired Bo.").states("Acme fired")
+    assert DocumentNames("Yes: Acme fired Bo Lind on Monday.").states("Acme fired Bo Lind.")
