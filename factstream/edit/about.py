@@ -46,7 +46,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, get_args
 
 from factstream.edit.grounding import COMMON_OPENERS
 from factstream.store.entities import fact_entities
@@ -66,7 +66,7 @@ __all__ = [
 ]
 
 AboutReason = Literal["not_about", "restated"]
-ABOUT_REASONS: tuple[AboutReason, ...] = ("not_about", "restated")
+ABOUT_REASONS: tuple[AboutReason, ...] = get_args(AboutReason)
 
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 _APOSTROPHE = re.compile(r"['’‘`]")

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache, lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from factstream.prompts.models import DocumentView, Prompt
 from factstream.prompts.registry import sample_contexts
@@ -63,14 +63,7 @@ RefusalReason = Literal[
     "ungrounded_number",
     "unresolved_person",
 ]
-REASONS: tuple[RefusalReason, ...] = (
-    "no_words",
-    "prompt_text",
-    "placeholder",
-    "ungrounded_entity",
-    "ungrounded_number",
-    "unresolved_person",
-)
+REASONS: tuple[RefusalReason, ...] = get_args(RefusalReason)
 
 # Six words: five-word runs of a worked example ("is the chief executive of") are common
 # in true facts; six-word ones ("doe retired as chief executive of") are the example's own.
