@@ -65,6 +65,11 @@ class OwnWeaviate:
         """The server's pid while it runs."""
         return self._proc.pid if self._proc is not None else None
 
+    @property
+    def data_dir(self) -> Path:
+        """The server's data folder (removed by ``stop``)."""
+        return self._service.data_dir
+
     def rss_mib(self) -> float:
         if self._proc is None:
             raise RuntimeError("not started")
