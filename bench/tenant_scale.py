@@ -84,7 +84,11 @@ def go_heap_mib(port: int) -> dict[str, float]:
     """Weaviate's Go memstats (MiB) after a garbage collection (pprof's ``gc=1``)."""
     url = f"http://127.0.0.1:{port}/debug/pprof/heap?gc=1&debug=1"
     with urllib.request.urlopen(url, timeout=60) as reply:  # noqa: S310 - our own local port
-        text = reply.read().decode(errors="replace")
+        return memstats_mib(reply.read().decode(errors="replace"))
+
+
+def memstats_mib(text: str) -> dict[str, float]:
+    """The ``# Field = bytes`` lines of a Go heap profile in text (``debug=1``), in MiB."""
     out = {}
     for field in _GO_FIELDS:
         found = re.search(rf"^# {field} = (\d+)$", text, re.MULTILINE)
