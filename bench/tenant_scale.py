@@ -24,6 +24,8 @@ import asyncio
 import os
 import random
 import re
+import shutil
+import subprocess
 import tempfile
 import time
 import urllib.request
@@ -109,8 +111,14 @@ def _open_files(pid: int) -> int:
 
 
 def _data_mib(path: Path) -> float:
-    size = sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-    return round(size / 2**20, 1)
+    """The folder's files' sizes (``find``: pathlib's walk took minutes at 60,000 shards)."""
+    found = subprocess.run(  # noqa: S603 - a fixed command on our own folder
+        [shutil.which("find") or "find", str(path), "-type", "f", "-printf", "%s\\n"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return round(sum(int(size) for size in found.stdout.split()) / 2**20, 1)
 
 
 class _Bench:
