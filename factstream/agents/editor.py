@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -50,6 +51,7 @@ from factstream.store.base import Expecting, SearchHit, StoredFact
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.streams.decode import decode_document
 from factstream.streams.recovery import RecoveredBatches
+from factstream.tally import Tally, counting
 from factstream.text.names import document_title
 from factstream.topics.records import Document, EditOp, FactEdit, InputRef
 
@@ -174,6 +176,8 @@ class Editor:
         self._writes = 0  # writes under way (the changelog, the store, the dead letters)
         # Seconds the last commit spent per step (check, recheck, publish, apply...).
         self.steps: dict[str, float] = {}
+        # The requests the last commit made, by kind (factstream/tally.py).
+        self.requests: Tally = Counter()
 
     @property
     def writing(self) -> bool:
@@ -259,8 +263,17 @@ class Editor:
         recovered: RecoveredBatches,
         decided: Awaitable[Decision] | None,
     ) -> Outcome:
+        self.changed, self.steps, self.requests = [], {}, Counter()
+        with counting(self.requests):
+            return await self._attempts(record, recovered, decided)
+
+    async def _attempts(
+        self,
+        record: InputRecord,
+        recovered: RecoveredBatches,
+        decided: Awaitable[Decision] | None,
+    ) -> Outcome:
         outages = failures = 0
-        self.changed, self.steps = [], {}
         while True:
             try:
                 early, decided = decided, None  # a retry decides afresh

@@ -79,6 +79,7 @@ from factstream.store.schema import (
     valid_time_properties,
 )
 from factstream.store.tenants import TenantCreator
+from factstream.tally import count
 from factstream.temporal.intervals import ValidInterval
 from factstream.topics.records import Fact
 
@@ -390,6 +391,7 @@ class WeaviateFactStore:
         await self._ensure_tenant(namespace)
         collection = self._tenant(self._batches, namespace)
         try:
+            count("weaviate_write")
             with self._translated("record batch"):
                 await collection.data.insert(
                     batch_properties(batch), uuid=batch_uuid(namespace, batch.document_id)
@@ -652,6 +654,7 @@ class WeaviateFactStore:
             )
             for item in chunk
         ]
+        count("weaviate_write")
         try:
             with self._translated("write facts"):
                 facts = self._facts if into is None else into
@@ -705,6 +708,7 @@ class WeaviateFactStore:
         would drop work: "tenant not found" raises too while the tenant exists (a replica
         just restarted may say it before it knows its tenants).
         """
+        count("weaviate_read")
         with self._translated("read"):
             try:
                 return list((await query).objects)
