@@ -15,7 +15,8 @@ and the candidates they return, the questions whose search asked more than once;
 whether each commit's hits equal this tree's (fact ids, in order). With ``--hops`` each
 question also has a 2-hop one (``bench.ask.hop_questions``, mode multi_hop: two
 entity-filtered searches, ``ask.chain``) asked through ``QueryEngine.gather`` with each
-search in place, counted alike; its hops' fact ids are compared. Writes
+search and that commit's ``chain.hop_facts`` in place, counted alike; its hops' fact ids
+are compared. Writes
 ``<stamp>-ask-search-ab.json``.
 """
 
@@ -38,6 +39,7 @@ from bench import kept
 from bench.ask import _engine, hop_questions
 from bench.corpus import DEFAULT_DATA, load, pool_sentences
 from bench.measure import summary_ms
+from factstream.ask import multihop
 from factstream.ask.query import AskRequest
 from factstream.ask.valid_time import question_valid_time
 from factstream.store.base import SearchHit
@@ -50,20 +52,33 @@ _NAMESPACE = kept.NAMESPACE
 _WARM_UP = kept.WARM_UP
 _TREE = "this tree"
 _STORE = "factstream/store/weaviate_store.py"
+_CHAIN = "factstream/ask/chain.py"
 
 Search = Callable[..., Awaitable[list[SearchHit]]]
 
 
-def _search_at(commit: str) -> Search:
-    """``WeaviateFactStore.search`` as ``commit`` wrote it, its module's helpers with it."""
-    source = _git("show", f"{commit}:{_STORE}")
-    name = f"bench._weaviate_store_at_{commit.replace('-', '_')}"
+def _module_at(commit: str, path: str) -> types.ModuleType:
+    """The module at ``path`` as ``commit`` wrote it, loaded under a name of its own."""
+    source = _git("show", f"{commit}:{path}")
+    stem = path.removesuffix(".py").replace("/", "_")
+    name = f"bench._{stem}_at_{commit.replace('-', '_')}"
     module = types.ModuleType(name)
-    module.__file__ = f"{commit}:{_STORE}"
+    module.__file__ = f"{commit}:{path}"
     sys.modules[name] = module  # dataclasses and typing look their module up
     exec(compile(source, module.__file__, "exec"), module.__dict__)  # noqa: S102
-    search: Search = module.WeaviateFactStore.search
+    return module
+
+
+def _search_at(commit: str) -> Search:
+    """``WeaviateFactStore.search`` as ``commit`` wrote it, its module's helpers with it."""
+    search: Search = _module_at(commit, _STORE).WeaviateFactStore.search
     return search
+
+
+def _hop_facts_at(commit: str) -> Callable[..., Awaitable[Any]]:
+    """``chain.hop_facts`` as ``commit`` wrote it (the 2-hop asks' keyword side)."""
+    hop_facts: Callable[..., Awaitable[Any]] = _module_at(commit, _CHAIN).hop_facts
+    return hop_facts
 
 
 class _Reads:
@@ -134,13 +149,17 @@ async def _measure(
 
     async def gather(name: str, search: Search, text: str) -> None:
         store.search = partial(search, store)  # type: ignore[method-assign,assignment]
+        multihop.hop_facts = chains[name]  # type: ignore[assignment]
         try:
             got = await engine.gather(AskRequest(text, _NAMESPACE, mode="multi_hop"), {})
         finally:
             del store.search
+            multihop.hop_facts = chains[_TREE]  # type: ignore[assignment]
         hop_ids[name] = [[f.fact.fact_id for f in hop.facts] for hop in got.hops]
 
     hop_ids: dict[str, list[list[str]]] = {}
+    chains = {c: _hop_facts_at(c) for c in commits} if hops else {}
+    chains[_TREE] = multihop.hop_facts
 
     for i, text in enumerate(asked):
         vector = list(await clients.embedder.embed(text))
