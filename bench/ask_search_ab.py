@@ -149,17 +149,17 @@ async def _measure(
 
     async def gather(name: str, search: Search, text: str) -> None:
         store.search = partial(search, store)  # type: ignore[method-assign,assignment]
-        multihop.hop_facts = chains[name]  # type: ignore[assignment]
+        vars(multihop)["hop_facts"] = chains[name]
         try:
             got = await engine.gather(AskRequest(text, _NAMESPACE, mode="multi_hop"), {})
         finally:
             del store.search
-            multihop.hop_facts = chains[_TREE]  # type: ignore[assignment]
+            vars(multihop)["hop_facts"] = chains[_TREE]
         hop_ids[name] = [[f.fact.fact_id for f in hop.facts] for hop in got.hops]
 
     hop_ids: dict[str, list[list[str]]] = {}
     chains = {c: _hop_facts_at(c) for c in commits} if hops else {}
-    chains[_TREE] = multihop.hop_facts
+    chains[_TREE] = vars(multihop)["hop_facts"]
 
     for i, text in enumerate(asked):
         vector = list(await clients.embedder.embed(text))
