@@ -98,3 +98,20 @@ def test_files_before_the_settled_pass_keep_their_rows() -> None:
     found = [r for r in rows(load(_FILE)) if r[0] == "3 ask, no generation"]
     assert not [r for r in found if "settled" in r[1] or "repeated" in r[1]]
     assert any("(loaded in" in r[1] and r[3] == "p95 <= 25" for r in found)
+
+
+def test_a_file_before_the_settled_pass_keeps_its_second_pass_row() -> None:
+    report = copy.deepcopy(load(_FILE))
+    step = report["benchmarks"]["ask"]["facts"]["100000"]
+    step["again"] = {**_latencies(21.5, 30.25), "search": _latencies(12.5, 19.75)}
+    found = [r for r in rows(report) if "the same again" in r[1]]
+    assert found == [
+        (
+            "3 ask, no generation",
+            "the same again with onnx embeddings, after the reference, 100,000 facts; "
+            "the store's search, first pass / again",
+            "21.5 / 30.25; 16.78 / 42.38, 12.5 / 19.75",
+            "",
+            "",
+        )
+    ]
