@@ -533,6 +533,12 @@ class ApiSettings(BaseSettings):
         'forms of its words ("research" finds "researching"; factstream.ask.keywords); '
         "false: the words as asked only (docs/evaluation.md has its LoCoMo figures).",
     )
+    drop_common_words: bool = Field(
+        False,
+        description="Search a question without the words more than half of the namespace's "
+        "facts contain (a speaker's name in a conversation; factstream.ask.common_words): "
+        "two more store rounds a question; false: the words as asked.",
+    )
     max_question_chars: int = Field(2000, ge=1, description="Longest question, characters.")
     time_plan: bool = Field(
         True,
