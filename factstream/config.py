@@ -631,6 +631,13 @@ class LocalSettings(BaseSettings):
     gguf: Path | None = Field(None, description="Serve this GGUF instead of SmolLM2-135M-Instruct.")
     lm_context: int = Field(8192, description="LM server context window, tokens.")
     lm_threads: int = Field(2, description="LM server CPU threads.")
+    lm_prompt_cache_mb: int = Field(
+        48,
+        ge=0,
+        description="LM server's prompt cache (llama-cpp-python's RAM cache of states by "
+        "prompt prefix), MiB of llama.cpp state (each state also keeps its logits, "
+        "uncounted); 0 turns it off.",
+    )
     postgres_bin_dir: Path | None = Field(
         None,
         description="PostgreSQL's initdb and postgres; unset: the newest "
