@@ -20,8 +20,9 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ import numpy as np
 
 from bench.corpus import FactPool, load, pool_sentences, questions
 from bench.harness import Deployment
-from bench.measure import summary_ms, wait_idle
+from bench.measure import CpuMeter, summary_ms, wait_idle
 from bench.own_weaviate import OwnWeaviate
 from bench.sizes import Size
 from factstream.ask.hop_rules import plan_by_rules
@@ -39,6 +40,7 @@ from factstream.ask.valid_time import ValidTimeSource, question_valid_time
 from factstream.clients import Clients, open_clients
 from factstream.config import Settings
 from factstream.embed.base import Embedder
+from factstream.embed.cache import CachedEmbedder
 from factstream.embed.factory import choose_runtime, load_embedder
 from factstream.prompts import answer
 from factstream.store.base import StoredFact
@@ -177,6 +179,31 @@ async def _reference(settings: Settings) -> Embedder | None:
     )
 
 
+def _fresh(clients: Clients, settings: Settings) -> QueryEngine:
+    """The engine on the configured embedder with its question cache emptied: every question
+    of a pass reaches the model, as a question not asked before does (the steps ask the same
+    questions, and the cache would serve all but the first step's first pass)."""
+    embedder = clients.embedder
+    if isinstance(embedder, CachedEmbedder):
+        return _engine(clients, settings, embedder.around(embedder.inner))
+    return _engine(clients, settings)
+
+
+async def _pass(
+    run: Callable[[], Awaitable[dict[str, Any]]], weaviate_pid: int | None, loaded_at: float
+) -> dict[str, Any]:
+    """``run``'s figures, when it began after the load's end (s), and the Weaviate CPU it
+    saw per question (ms): the queries' own and any background work (flushes, compaction)."""
+    since = round(time.perf_counter() - loaded_at, 1)
+    meter = CpuMeter({"weaviate": weaviate_pid} if weaviate_pid else {})
+    figures = await run()
+    used = meter.stop().get("weaviate")
+    per_question = (
+        round(1000 * used / (figures["count"] + _WARM_UP), 2) if used is not None else None
+    )
+    return {**figures, "since_load_s": since, "weaviate_cpu_ms_per_question": per_question}
+
+
 async def _steps(
     clients: Clients,
     settings: Settings,
@@ -187,33 +214,56 @@ async def _steps(
     weaviate_pid: int | None,
     compare: bool = True,
 ) -> dict[str, Any]:
+    """At each size: the load, then the passes in this order, each on the same questions.
+
+    The first pass (the step's figures) and its 2-hop asks follow the load once Weaviate is
+    idle (``wait_idle``); each embeds every question (``_fresh``). After the torch
+    reference and Weaviate idle again, ``settled`` asks them again, embedding them again,
+    and its 2-hop asks follow. Weaviate flushes its memtables some seconds after the load's
+    last write and then compacts the new segments: seen to start as the first pass did
+    (issue 37, docs/benchmarks.md), so the first pass may time a store still settling.
+    ``again`` repeats the settled pass with the question cache full (repeated questions:
+    no model call).
+    """
     pool = await _pool(clients, data, max(sizes))
     asked = (questions(data) * (1 + (queries + _WARM_UP) // 428))[: queries + _WARM_UP]
     two_hops = hop_questions(pool.sentences, queries + _WARM_UP)
-    engine, loaded, results = _engine(clients, settings), 0, {}
+    loaded, results = 0, {}
     reference = await _reference(settings) if compare else None
     for n in sorted(sizes):
         started = time.perf_counter()
         await _fill(clients, pool, loaded, n, progress)
-        load_s = time.perf_counter() - started
+        loaded_at = time.perf_counter()
         settle_s = await wait_idle(weaviate_pid)
         counts = await clients.store.count_facts(_NAMESPACE)
-        results[str(n)] = {
-            "load_s": round(load_s, 1),
+        engine = _fresh(clients, settings)
+        first = await _pass(partial(_latencies, engine, asked), weaviate_pid, loaded_at)
+        results[str(n)] = step = {
+            "load_s": round(loaded_at - started, 1),
             "settle_s": settle_s,
             "added_facts": n - loaded,
             "facts_in_namespace": counts.true + counts.false,
             "runtime": choose_runtime(settings.embed)[0],
-            **await _latencies(engine, asked),
-            "multi_hop": await _multi_hop_latencies(engine, two_hops),
+            **first,
+            "multi_hop": await _pass(
+                partial(_multi_hop_latencies, engine, two_hops), weaviate_pid, loaded_at
+            ),
         }
         if reference is not None:
-            results[str(n)]["torch_reference"] = await _latencies(
-                _engine(clients, settings, reference), asked
+            step["torch_reference"] = await _latencies(_engine(clients, settings, reference), asked)
+        if compare:
+            # Weaviate idle again: the flush of its memtables and the compaction of the new
+            # segments, which may run during the first pass, are over.
+            step["settle_again_s"] = await wait_idle(weaviate_pid)
+            engine = _fresh(clients, settings)
+            step["settled"] = await _pass(
+                partial(_latencies, engine, asked), weaviate_pid, loaded_at
             )
-            # The configured runtime once more, after the reference: the same runtime asked
-            # first after the load and later, so the order is told apart from the runtime.
-            results[str(n)]["again"] = await _latencies(engine, asked)
+            step["settled"]["multi_hop"] = await _pass(
+                partial(_multi_hop_latencies, engine, two_hops), weaviate_pid, loaded_at
+            )
+            # The settled pass's questions once more, now from the question cache.
+            step["again"] = await _pass(partial(_latencies, engine, asked), weaviate_pid, loaded_at)
         loaded = n
     if reference is not None:
         await reference.aclose()
@@ -227,19 +277,28 @@ def _weaviate_pid(settings: Settings) -> int | None:
 
 
 def _report(steps: dict[str, Any], goal_at: int, goal_ms: float, key: str) -> dict[str, Any]:
+    """The goal judged on the settled pass where one ran (else the first), at ``goal_at``;
+    the first pass's own verdict beside it, so that neither is hidden."""
     at = steps.get(str(goal_at))
-    p95 = at[key]["p95_ms"] if key != "total" and at else (at["p95_ms"] if at else None)
-    report = {
+    settled = at.get("settled") if at else None
+    report: dict[str, Any] = {
         "facts": steps,
-        "goal": f"p95 <= {goal_ms:g} ms at {goal_at} facts",
-        "met": p95 is not None and p95 <= goal_ms,
+        "goal": f"p95 <= {goal_ms:g} ms at {goal_at} facts"
+        + (", settled pass (questions embedded again)" if settled else ""),
     }
-    multi = at.get("multi_hop") if at else None
-    if at and multi:
-        # Issue 22: a chain of HOPS hops costs at most HOPS + 1 single asks at p95.
-        ratio = multi["p95_ms"] / at["p95_ms"]
-        report["multi_hop_ratio"] = round(ratio, 2)
-        report["multi_hop_met"] = ratio <= HOPS + 1
+    for name, run in (("met", settled or at), ("first_pass_met", at if settled else None)):
+        if run is None:
+            continue
+        p95 = run[key]["p95_ms"] if key != "total" else run["p95_ms"]
+        report[name] = p95 <= goal_ms
+        multi = run.get("multi_hop")
+        if multi:
+            # Issue 22: a chain of HOPS hops costs at most HOPS + 1 single asks at p95.
+            ratio = multi["p95_ms"] / run["p95_ms"]
+            prefix = "first_pass_" if name.startswith("first") else ""
+            report[f"{prefix}multi_hop_ratio"] = round(ratio, 2)
+            report[f"{prefix}multi_hop_met"] = ratio <= HOPS + 1
+    report.setdefault("met", False)
     return report
 
 

@@ -12,12 +12,17 @@ differs. For each question, in a rotating order: the search of each commit and o
 tree, and ``QueryEngine.retrieve`` (the ask benchmark's path) with each search in place.
 Counted, which do not move with the load: Weaviate reads a search and a retrieval sends
 and the candidates they return, the questions whose search asked more than once; and
-whether each commit's hits equal this tree's (fact ids, in order). Writes
+whether each commit's hits equal this tree's (fact ids, in order). With ``--hops`` each
+question also has a 2-hop one (``bench.ask.hop_questions``, mode multi_hop: two
+entity-filtered searches, ``ask.chain``) asked through ``QueryEngine.gather`` with each
+search and that commit's ``chain.hop_facts`` in place, counted alike; its hops' fact ids
+are compared. Writes
 ``<stamp>-ask-search-ab.json``.
 """
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 import types
@@ -31,9 +36,10 @@ from typing import Annotated, Any
 import typer
 
 from bench import kept
-from bench.ask import _engine
-from bench.corpus import DEFAULT_DATA
+from bench.ask import _engine, hop_questions
+from bench.corpus import DEFAULT_DATA, load, pool_sentences
 from bench.measure import summary_ms
+from factstream.ask import multihop
 from factstream.ask.query import AskRequest
 from factstream.ask.valid_time import question_valid_time
 from factstream.store.base import SearchHit
@@ -46,20 +52,33 @@ _NAMESPACE = kept.NAMESPACE
 _WARM_UP = kept.WARM_UP
 _TREE = "this tree"
 _STORE = "factstream/store/weaviate_store.py"
+_CHAIN = "factstream/ask/chain.py"
 
 Search = Callable[..., Awaitable[list[SearchHit]]]
 
 
-def _search_at(commit: str) -> Search:
-    """``WeaviateFactStore.search`` as ``commit`` wrote it, its module's helpers with it."""
-    source = _git("show", f"{commit}:{_STORE}")
-    name = f"bench._weaviate_store_at_{commit.replace('-', '_')}"
+def _module_at(commit: str, path: str) -> types.ModuleType:
+    """The module at ``path`` as ``commit`` wrote it, loaded under a name of its own."""
+    source = _git("show", f"{commit}:{path}")
+    stem = path.removesuffix(".py").replace("/", "_")
+    name = f"bench._{stem}_at_{commit.replace('-', '_')}"
     module = types.ModuleType(name)
-    module.__file__ = f"{commit}:{_STORE}"
+    module.__file__ = f"{commit}:{path}"
     sys.modules[name] = module  # dataclasses and typing look their module up
     exec(compile(source, module.__file__, "exec"), module.__dict__)  # noqa: S102
-    search: Search = module.WeaviateFactStore.search
+    return module
+
+
+def _search_at(commit: str) -> Search:
+    """``WeaviateFactStore.search`` as ``commit`` wrote it, its module's helpers with it."""
+    search: Search = _module_at(commit, _STORE).WeaviateFactStore.search
     return search
+
+
+def _hop_facts_at(commit: str) -> Callable[..., Awaitable[Any]]:
+    """``chain.hop_facts`` as ``commit`` wrote it (the 2-hop asks' keyword side)."""
+    hop_facts: Callable[..., Awaitable[Any]] = _module_at(commit, _CHAIN).hop_facts
+    return hop_facts
 
 
 class _Reads:
@@ -81,8 +100,18 @@ class _Reads:
         return self.requests, self.objects
 
 
+def _hop_asked(data: Path, facts: int, count: int) -> list[str]:
+    """The ask benchmark's 2-hop questions on the names of the pool ``facts`` facts use."""
+    needed = math.ceil(math.sqrt(facts)) + 2  # as bench.ask._pool: n * (n - 1) facts
+    return hop_questions(pool_sentences(load(data), max(needed, 64)), count)
+
+
 async def _measure(
-    clients: Any, settings: Any, asked: list[str], commits: list[str]
+    clients: Any,
+    settings: Any,
+    asked: list[str],
+    commits: list[str],
+    hops: list[str] | None = None,
 ) -> dict[str, Any]:
     store: WeaviateFactStore = clients.store
     engine = _engine(clients, settings)
@@ -118,6 +147,20 @@ async def _measure(
         finally:
             del store.search
 
+    async def gather(name: str, search: Search, text: str) -> None:
+        store.search = partial(search, store)  # type: ignore[method-assign,assignment]
+        vars(multihop)["hop_facts"] = chains[name]
+        try:
+            got = await engine.gather(AskRequest(text, _NAMESPACE, mode="multi_hop"), {})
+        finally:
+            del store.search
+            vars(multihop)["hop_facts"] = chains[_TREE]
+        hop_ids[name] = [[f.fact.fact_id for f in hop.facts] for hop in got.hops]
+
+    hop_ids: dict[str, list[list[str]]] = {}
+    chains = {c: _hop_facts_at(c) for c in commits} if hops else {}
+    chains[_TREE] = vars(multihop)["hop_facts"]
+
     for i, text in enumerate(asked):
         vector = list(await clients.embedder.embed(text))
         valid = question_valid_time(text, valid=None, as_of=None, now=datetime.now(UTC))
@@ -135,9 +178,15 @@ async def _measure(
             parts[f"retrieve, {name}"] = counted(
                 f"retrieve, {name}", partial(retrieve, search, text)
             )
+            if hops:
+                parts[f"multi_hop, {name}"] = counted(
+                    f"multi_hop, {name}", partial(gather, name, search, hops[i])
+                )
         await kept.rotated(i, parts, times)
         for name in commits:
             differ[name] += ids[name] != ids[_TREE]
+            if hops:
+                differ[f"multi_hop, {name}"] += hop_ids[name] != hop_ids[_TREE]
     tree_times = times[_TREE]
     result: dict[str, Any] = {}
     for name, seconds in times.items():
@@ -170,6 +219,7 @@ def main(
     data: Path = DEFAULT_DATA,
     keep: kept.Keep = None,
     commit: Commits = ["182d76a", "main"],  # noqa: B006 - typer's default list
+    hops: Annotated[bool, typer.Option(help="Also 2-hop asks (mode multi_hop).")] = False,
 ) -> None:
     """Fill, run each commit's search and this tree's in turn, write the results file."""
 
@@ -177,7 +227,9 @@ def main(
         facts: int, queries: int, _out: Path, data: Path, keep: str | None
     ) -> dict[str, Any]:
         async with kept.filled(facts, data, keep, "ask-search-ab") as ready:
-            found = await _measure(ready.clients, ready.settings, kept.asked(data, queries), commit)
+            asked = kept.asked(data, queries)
+            two_hops = _hop_asked(data, facts, len(asked)) if hops else None
+            found = await _measure(ready.clients, ready.settings, asked, commit, two_hops)
         revs = {c: _git("rev-parse", "--short", c).strip() for c in commit}
         return {**ready.result, "commit": provenance.commit(), "against": revs, "searches": found}
 

@@ -29,8 +29,9 @@ Predicted dependencies (agents/dependencies.py): every W runs with the configure
 FACTSTREAM_EDITOR_DEPENDENCIES policy; ``--dependencies`` runs other policies at W=16
 against the same serial run. Per W the documents that waited for an earlier one, how far,
 and the chain bound those waits leave (bench/chains.py, from the worker's log); the gaps
-between commits by what each document did, the commit's own time, and the chain bound
-counting it (bench/commits.py, from the same log).
+between commits by what each document did, the commit's own time (seconds per step) and
+its requests (Weaviate reads and writes, texts embedded, Kafka requests: counts the load
+does not move), and the chain bound counting it (bench/commits.py, from the same log).
 
 Until the worker has the window (EditorSettings.window), FACTSTREAM_EDITOR_WINDOW is not
 passed (Settings refuses unknown variables): every run is then serial, and the results say

@@ -24,7 +24,7 @@ from bench.chains import chain_seconds
 from factstream.topics.records import Document
 from factstream_lab.provenance import stamped
 
-__all__ = ["commit_figures", "commit_gaps", "commit_steps", "commit_times"]
+__all__ = ["commit_figures", "commit_gaps", "commit_requests", "commit_steps", "commit_times"]
 
 _OUTCOME = re.compile(
     r"^\[(?P<at>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\].*? outcome \S+\[(?P<p>\d+)\]@(?P<o>\d+) ",
@@ -32,6 +32,7 @@ _OUTCOME = re.compile(
 )
 _AGAIN = re.compile(r"decide '(?P<doc>[^']+)' again")
 _STEPS = re.compile(r" commit '(?P<doc>[^']+)' steps (?P<steps>.*)$", re.MULTILINE)
+_REQUESTS = re.compile(r" commit '(?P<doc>[^']+)' requests (?P<counts>.*)$", re.MULTILINE)
 
 
 def commit_times(log: str, documents: int) -> list[float]:
@@ -118,6 +119,37 @@ def commit_steps(log: str, docs: Sequence[Document]) -> dict[str, Any]:
     }
 
 
+def commit_requests(log: str, docs: Sequence[Document]) -> dict[str, Any]:
+    """What a commit asks of the services, in units the machine's load does not move
+    (factstream/tally.py): per kind (Weaviate reads and writes, texts embedded by the
+    model or found cached, Kafka requests) the commits that made any, the mean and the
+    median per commit over all commits, and the total, over the timed documents."""
+    wanted = {doc.id for doc in docs}
+    rows: list[dict[str, int]] = []
+    for match in _REQUESTS.finditer(log):
+        if match["doc"] not in wanted:
+            continue
+        pairs = (pair.split("=", 1) for pair in match["counts"].split())
+        rows.append({kind: int(n) for kind, n in pairs})
+    if not rows:
+        return {}
+    kinds = sorted({kind for row in rows for kind in row})
+    weaviate = [row.get("weaviate_read", 0) + row.get("weaviate_write", 0) for row in rows]
+    return {
+        "commits": len(rows),
+        "weaviate_per_commit": round(statistics.mean(weaviate), 3),
+        "by_kind": {
+            kind: {
+                "commits": sum(1 for row in rows if row.get(kind)),
+                "per_commit": round(statistics.mean(row.get(kind, 0) for row in rows), 3),
+                "median": statistics.median(row.get(kind, 0) for row in rows),
+                "total": sum(row.get(kind, 0) for row in rows),
+            }
+            for kind in kinds
+        },
+    }
+
+
 def commit_figures(
     log: str, docs: Sequence[Document], waits: dict[str, int], window: int, latency_s: float
 ) -> dict[str, Any]:
@@ -125,6 +157,7 @@ def commit_figures(
     time (bench/chains.py)."""
     figures = commit_gaps(log, docs, waits)
     figures["steps"] = commit_steps(log, docs)
+    figures["requests"] = commit_requests(log, docs)
     commit_s = figures.get("commit_s")
     if window > 1 and commit_s:
         chain_s = chain_seconds(docs, waits, latency_s, commit_s)

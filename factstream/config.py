@@ -533,6 +533,12 @@ class ApiSettings(BaseSettings):
         'forms of its words ("research" finds "researching"; factstream.ask.keywords); '
         "false: the words as asked only (docs/evaluation.md has its LoCoMo figures).",
     )
+    drop_common_words: bool = Field(
+        False,
+        description="Search a question without the words more than half of the namespace's "
+        "facts contain (a speaker's name in a conversation; factstream.ask.common_words): "
+        "two more store rounds a question; false: the words as asked.",
+    )
     max_question_chars: int = Field(2000, ge=1, description="Longest question, characters.")
     time_plan: bool = Field(
         True,
@@ -625,6 +631,13 @@ class LocalSettings(BaseSettings):
     gguf: Path | None = Field(None, description="Serve this GGUF instead of SmolLM2-135M-Instruct.")
     lm_context: int = Field(8192, description="LM server context window, tokens.")
     lm_threads: int = Field(2, description="LM server CPU threads.")
+    lm_prompt_cache_mb: int = Field(
+        48,
+        ge=0,
+        description="LM server's prompt cache (llama-cpp-python's RAM cache of states by "
+        "prompt prefix), MiB of llama.cpp state (each state also keeps its logits, "
+        "uncounted); 0 turns it off.",
+    )
     postgres_bin_dir: Path | None = Field(
         None,
         description="PostgreSQL's initdb and postgres; unset: the newest "

@@ -17,10 +17,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Awaitable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from aiokafka.errors import KafkaError, ProducerFenced
 
@@ -50,6 +51,7 @@ from factstream.store.base import Expecting, SearchHit, StoredFact
 from factstream.streams.changelog import ChangelogPublisher
 from factstream.streams.decode import decode_document
 from factstream.streams.recovery import RecoveredBatches
+from factstream.tally import Tally, counting
 from factstream.text.names import document_title
 from factstream.topics.records import Document, EditOp, FactEdit, InputRef
 
@@ -61,6 +63,7 @@ log = logging.getLogger(__name__)
 _TRANSIENT = (StoreUnavailable, KafkaError, ConnectionError, asyncio.TimeoutError)
 # The edits that write a fact with a new text (to embed).
 _NEW = frozenset({EditOp.ADD, EditOp.REWRITE})
+T = TypeVar("T")
 # Other errors are retried this many times, then the record is dead-lettered with the error.
 _POISON_ATTEMPTS = 5
 
@@ -124,6 +127,14 @@ def _outcome(plan: EditPlan) -> tuple[bool, str]:
     return plan.over_limit, batch_id_for(plan.document, plan.planned)
 
 
+def _started(read: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+    """``read`` begun now; its error is met where it is awaited, or not at all if it is
+    cancelled unused (never logged as an error nobody retrieved)."""
+    task = asyncio.create_task(read)
+    task.add_done_callback(lambda done: done.cancelled() or done.exception())
+    return task
+
+
 def _where(record: InputRecord) -> str:
     src = record.source
     return f"{src.topic}[{src.partition}]@{src.offset}"
@@ -174,6 +185,8 @@ class Editor:
         self._writes = 0  # writes under way (the changelog, the store, the dead letters)
         # Seconds the last commit spent per step (check, recheck, publish, apply...).
         self.steps: dict[str, float] = {}
+        # The requests the last commit made, by kind (factstream/tally.py).
+        self.requests: Tally = Counter()
 
     @property
     def writing(self) -> bool:
@@ -259,8 +272,17 @@ class Editor:
         recovered: RecoveredBatches,
         decided: Awaitable[Decision] | None,
     ) -> Outcome:
+        self.changed, self.steps, self.requests = [], {}, Counter()
+        with counting(self.requests):
+            return await self._attempts(record, recovered, decided)
+
+    async def _attempts(
+        self,
+        record: InputRecord,
+        recovered: RecoveredBatches,
+        decided: Awaitable[Decision] | None,
+    ) -> Outcome:
         outages = failures = 0
-        self.changed, self.steps = [], {}
         while True:
             try:
                 early, decided = decided, None  # a retry decides afresh
@@ -330,7 +352,23 @@ class Editor:
             with self._write():
                 self._changed((await self._materializer.apply(batch, steps, unapplied=True)).stored)
             return Outcome.RECOVERED
-        plan = await self._confirmed(doc, decision)
+        plan, touched = await self._confirmed(doc, record.source, decision)
+        try:
+            return await self._commit(doc, record, recovered, plan, ahead, touched)
+        finally:
+            if touched is not None:
+                touched.cancel()  # not taken (review, nothing to change, an error): unused
+
+    async def _commit(
+        self,
+        doc: Document,
+        record: InputRecord,
+        recovered: RecoveredBatches,
+        plan: EditPlan,
+        ahead: FactVectors,
+        touched: Awaitable[dict[str, StoredFact]] | None,
+    ) -> Outcome:
+        steps = self.steps
         problem = bound_problem(plan, self._max_edits, subject_check=self._subject_check)
         if problem is not None:
             log.warning("review %s: document %r %s", _where(record), doc.id, problem)
@@ -344,7 +382,7 @@ class Editor:
                 await self._materializer.record_empty(doc.namespace, doc.id)
             return Outcome.EMPTY
         with self._write():
-            pending = await self._prepared(edits, steps, plan.timings)
+            pending = await self._prepared(edits, steps, plan.timings, touched)
             # The batch and the new states of the facts it changes in one transaction.
             with timed(plan.timings, "publish"), timed(steps, "publish"):
                 await self._publisher.publish_batch(
@@ -371,15 +409,22 @@ class Editor:
         return Outcome.APPLIED
 
     async def _prepared(
-        self, edits: list[FactEdit], steps: dict[str, float], timings: dict[str, float]
+        self,
+        edits: list[FactEdit],
+        steps: dict[str, float],
+        timings: dict[str, float],
+        touched: Awaitable[dict[str, StoredFact]] | None = None,
     ) -> Pending | None:
         """The batch folded into the facts as stored, before it is published (its fact states
         then go in its transaction); None if the store's read failed. Then the batch is
         published anyway, alone, as before the fold existed: once on the changelog it is
-        applied on retry, never decided again (an outage after the decision)."""
+        applied on retry, never decided again (an outage after the decision). ``touched``:
+        the read of the facts it touches, begun beside the check of its candidates."""
         try:
             with timed(timings, "apply"):
-                return await self._materializer.prepare(edits, steps, unapplied=True)
+                return await self._materializer.prepare(
+                    edits, steps, unapplied=True, touched=touched
+                )
         except Exception as exc:  # noqa: BLE001 - the apply after the publish meets it again
             log.warning("read before publishing %s failed: %r", edits[0].document_id, exc)
             return None
@@ -393,22 +438,38 @@ class Editor:
             return False
         return self._ledger.committed_since(doc.namespace, doc.id, decision.checked) is False
 
-    async def _confirmed(self, doc: Document, decision: Decision | None) -> EditPlan:
-        """The plan serial processing makes: the early one if its candidates still stand."""
+    async def _confirmed(
+        self, doc: Document, source: InputRef, decision: Decision | None
+    ) -> tuple[EditPlan, asyncio.Task[dict[str, StoredFact]] | None]:
+        """The plan serial processing makes: the early one if its candidates still stand.
+
+        With a plan its check confirmed, the read of the facts its batch touches, begun
+        beside the check: both read the store as every earlier commit of the namespace left
+        it, and nothing is written between them (the commits of a partition go one at a
+        time), so the read is the one made after the check, one round trip sooner."""
         if decision is None or decision.plan is None:
-            return await edit_document(doc, self._ctx)
+            return await edit_document(doc, self._ctx), None
         plan = decision.plan
         if self._ledger.count(doc.namespace) == decision.base or plan.vector is None:
             # Nothing was committed in its namespace since it retrieved (or, a baseline
             # method, it retrieved nothing): it saw what it would see now.
-            return plan
-        with timed(self.steps, "recheck"):
-            _, now = await self.probe(plan, plan.timings)
-        reason = conflict(plan.retrieved, now, doc.timestamp)
+            return plan, None
+        edits = to_records(plan, source)
+        touched = _started(self._materializer.read_touched(edits)) if edits else None
+        try:
+            with timed(self.steps, "recheck"):
+                _, now = await self.probe(plan, plan.timings)
+            reason = conflict(plan.retrieved, now, doc.timestamp)
+        except BaseException:
+            if touched is not None:
+                touched.cancel()
+            raise
         if reason is None:
-            return plan
+            return plan, touched
+        if touched is not None:
+            touched.cancel()  # another plan touches other facts: it reads them itself
         with timed(self.steps, "redecide"):
-            return await self.redecide(plan, now, reason, "commit")
+            return await self.redecide(plan, now, reason, "commit"), None
 
     def _changed(self, stored: list[StoredFact]) -> None:
         if self.changed is not None:  # after a failed attempt it stays unknown

@@ -38,6 +38,7 @@ from factstream.metrics import timed
 from factstream.resilience import backoff_delay
 from factstream.store.base import StoredFact
 from factstream.streams.recovery import RecoveredBatches
+from factstream.tally import line
 
 __all__ = ["Window"]
 
@@ -286,6 +287,7 @@ class Window(Generic[E]):
                 await committed(item.event, item.record, outcome)
             if item.key is not None:
                 log.info("commit %r steps %s", item.key[1], _steps(steps))
+                log.info("commit %r requests %s", item.key[1], line(self._editor.requests))
             self._idle.set()
             self._slots.release()
             self._gauge.dec()

@@ -1,7 +1,8 @@
 """Chain retrieval: each hop looks facts up by entity, ranks them by relation, and leads on.
 
 One hop is (entity, relation): the facts indexed under the entity (``store.entities``),
-true at ``as_of`` and valid at the asked time, searched with "entity relation" and ranked
+true at ``as_of`` and valid at the asked time, searched with "entity relation" (its
+keyword side with the relation alone: the index holds them to the entity) and ranked
 by their similarity, lifted when the entity is the fact's subject ("the R of E" reads E as
 the subject) and by how much of the relation the fact's relation (or, without structure,
 its text) says. The best fact's other end is the entity the next hop is anchored on. No
@@ -158,7 +159,7 @@ async def hop_facts(
             continue
         hits = await store.search(
             where.namespace,
-            query,
+            _keywords(entity, relation, by_entity=chosen is not None),
             vector,
             as_of=where.as_of,
             top_k=depth,
@@ -170,6 +171,21 @@ async def hop_facts(
         if hits:
             break
     return rank_hop(hits, entity, relation)
+
+
+def _keywords(entity: str, relation: str, *, by_entity: bool) -> str:
+    """The keyword side of a hop's search: the relation alone when the entity index
+    already holds the candidates to the entity's facts, else "entity relation".
+
+    Under the index every candidate names the entity, so its words score every candidate
+    alike (BM25 ``b`` 0: exactly alike) and say nothing; worse, the hybrid fusion then
+    gives every candidate the keyword side found and the vector side did not the same
+    score, a tie the search must read to its end (ties are cut by fact id): issue 37, a
+    second read of four times the candidates in 8% of the benchmark's hop searches.
+    """
+    if by_entity and _WORD.search(relation):
+        return relation
+    return f"{entity} {relation}"
 
 
 def rank_hop(hits: Sequence[SearchHit], entity: str, relation: str) -> list[HopFact]:

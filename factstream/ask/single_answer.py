@@ -23,6 +23,7 @@ from factstream.ask.ask_records import (
     prompt_facts,
     used_fact,
 )
+from factstream.ask.common_words import without_common_words
 from factstream.ask.keywords import keyword_query
 from factstream.ask.time_plan import TimePlanner
 from factstream.ask.valid_time import DEFAULT_STRIP_TIME, ValidTime, question_valid_time
@@ -56,6 +57,7 @@ async def search_facts(
     planner: TimePlanner | None = None,
     resolved: ValidTime | None = None,
     keyword_forms: bool = False,
+    drop_common_words: bool = False,
 ) -> Retrieval:
     """The query agent's retrieval: the facts true at ``as_of`` that held at the valid time.
 
@@ -74,6 +76,8 @@ async def search_facts(
         resolved: the valid time, already read (``resolve_valid_time``): not read again.
         keyword_forms: the keyword search also matches the other forms of the search
             text's words (``ask.keywords``); the embedding is of the text as it is.
+        drop_common_words: search without the words more than half of the namespace's
+            facts contain (``ask.common_words``), on both sides of the hybrid search.
 
     Returns:
         The facts, best first, as they stood at ``as_of``, and the valid time used.
@@ -82,11 +86,16 @@ async def search_facts(
     valid = resolved or await resolve_valid_time(
         request, now or datetime.now(UTC), strip_time, valid_time, planner, timings
     )
+    text = valid.search_text
+    if drop_common_words:
+        start = time.perf_counter()
+        text = await without_common_words(store, request.namespace, text, request.as_of)
+        timings["common_words"] = time.perf_counter() - start
     start = time.perf_counter()
-    vector = await _embed_while_preparing(store, embedder, request.namespace, valid, timings)
+    vector = await _embed_while_preparing(store, embedder, request.namespace, valid, timings, text)
     timings["embed"] = time.perf_counter() - start
     start = time.perf_counter()
-    keywords = keyword_query(valid.search_text) if keyword_forms else valid.search_text
+    keywords = keyword_query(text) if keyword_forms else text
     hits = await store.search(
         request.namespace,
         keywords,
@@ -107,12 +116,14 @@ async def _embed_while_preparing(
     namespace: str,
     valid: ValidTime,
     timings: dict[str, float],
+    text: str,
 ) -> Vector:
-    """The search text's vector; meanwhile a ``Preparing`` store readies the namespace (an
-    inactive tenant's activation overlaps the embedding; "prepare" is its seconds)."""
+    """The vector of ``text`` (the search text); meanwhile a ``Preparing`` store readies the
+    namespace (an inactive tenant's activation overlaps the embedding; "prepare" is its
+    seconds)."""
     if not isinstance(store, Preparing):
-        return await embedder.embed(valid.search_text)
-    embedding = asyncio.ensure_future(embedder.embed(valid.search_text))
+        return await embedder.embed(text)
+    embedding = asyncio.ensure_future(embedder.embed(text))
     start = time.perf_counter()
     try:
         await store.prepare_read(namespace, valid=valid.interval)
@@ -332,5 +343,6 @@ class AnswerEngine:
             alpha=self._alpha,
             timings=timings,
             keyword_forms=self._settings.keyword_forms,
+            drop_common_words=self._settings.drop_common_words,
             **options,
         )

@@ -10,7 +10,7 @@ states, and only then record the batch as applied.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -108,20 +108,28 @@ class Materializer:
         steps: dict[str, float] | None = None,
         *,
         unapplied: bool = False,
+        touched: Awaitable[dict[str, StoredFact]] | None = None,
     ) -> Pending | None:
         """The first half of :meth:`apply`: read the facts the batch touches and fold its
         edits into them, writing nothing; None if the document already has an applied batch
         (never with ``unapplied``). The editor publishes the new fact states in the
-        transaction of the batch itself, then calls :meth:`write`."""
+        transaction of the batch itself, then calls :meth:`write`. ``touched``: the read of
+        the touched facts (``read_touched``), begun already on the store as it stands."""
         steps = {} if steps is None else steps
         batch = check_batch(edits)
         namespace = edits[0].namespace
         with timed(steps, "apply_read"):
             if not unapplied and await self.store.applied_batch(namespace, batch.document_id):
                 return None
-            before = await self.store.get_stored(namespace, sorted(touched_fact_ids(edits)))
+            if touched is None:
+                touched = self.read_touched(edits)
+            before = await touched
         result: ApplyResult = apply_edits({i: s.fact for i, s in before.items()}, edits)
         return Pending(namespace, batch, before, result)
+
+    async def read_touched(self, edits: Sequence[FactEdit]) -> dict[str, StoredFact]:
+        """The facts the edits touch as stored now, with their vectors (one read)."""
+        return await self.store.get_stored(edits[0].namespace, sorted(touched_fact_ids(edits)))
 
     async def write(
         self,

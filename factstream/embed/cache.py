@@ -26,6 +26,7 @@ from collections.abc import Sequence
 
 from factstream.embed.base import Embedder, Vector
 from factstream.errors import EmbedError
+from factstream.tally import count
 
 __all__ = ["CachedEmbedder", "question_key"]
 
@@ -116,6 +117,8 @@ class CachedEmbedder:
                 wanted.append(text)
         self.hits += len(texts) - len(wanted)
         self.misses += len(wanted)
+        count("embed_cached", len(texts) - len(wanted))
+        count("embed_model", len(wanted))
         if wanted:
             found |= await self._compute(wanted)
         for text, future in waiting.items():

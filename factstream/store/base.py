@@ -25,6 +25,7 @@ __all__ = [
     "SearchHit",
     "StoredFact",
     "TenantSweep",
+    "WordCounting",
 ]
 
 
@@ -99,6 +100,18 @@ class Preparing(Protocol):
     the question): its once-per-process checks and, if it may be inactive, its activation."""
 
     async def prepare_read(self, namespace: str, *, valid: ValidInterval | None) -> None: ...
+
+
+@runtime_checkable
+class WordCounting(Protocol):
+    """A store that tells which words say little about which fact: those more than half of
+    a namespace's facts contain, as its keyword search matches them (a word in n of N
+    facts has a Robertson-Sparck Jones weight log((N - n + 0.5) / (n + 0.5)) below zero
+    once n > N / 2). ``ask.common_words`` leaves them out of a question's search."""
+
+    async def common_words(
+        self, namespace: str, words: Sequence[str], *, as_of: datetime | None
+    ) -> frozenset[str]: ...
 
 
 @runtime_checkable

@@ -73,6 +73,20 @@ class InMemoryFactStore:
         hits.sort(key=lambda hit: (-hit.score, order_key(hit.fact.fact_id)))
         return hits[:top_k]
 
+    async def common_words(
+        self, namespace: str, words: Sequence[str], *, as_of: datetime | None
+    ) -> frozenset[str]:
+        """The ``words`` (lower case) in more than half of the facts true at ``as_of``;
+        see ``WordCounting``."""
+        texts = [
+            set(_WORD.findall(stored.fact.text.lower()))
+            for stored in self._facts.get(namespace, {}).values()
+            if visible(stored.fact, as_of)
+        ]
+        return frozenset(
+            w for w in {w.lower() for w in words} if 2 * sum(w in t for t in texts) > len(texts)
+        )
+
     async def get(self, namespace: str, fact_ids: Sequence[str]) -> dict[str, Fact]:
         """The facts among ``fact_ids`` that exist, by id."""
         found = await self.get_stored(namespace, fact_ids)

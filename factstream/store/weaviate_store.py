@@ -79,6 +79,7 @@ from factstream.store.schema import (
     valid_time_properties,
 )
 from factstream.store.tenants import TenantCreator
+from factstream.tally import count
 from factstream.temporal.intervals import ValidInterval
 from factstream.topics.records import Fact
 
@@ -380,6 +381,47 @@ class WeaviateFactStore:
         assert isinstance(truth, AggregateBoolean)  # noqa: S101 - asked for boolean metrics
         return FactCounts(truth.total_true or 0, truth.total_false or 0)
 
+    async def common_words(
+        self, namespace: str, words: Sequence[str], *, as_of: datetime | None
+    ) -> frozenset[str]:
+        """The ``words`` (lower case) in more than half of the facts true at ``as_of``, as
+        BM25 matches them; see ``WordCounting``. Two rounds: the facts counted, then each
+        word's matches in parallel (a BM25-only aggregate, stopped at one past half: a word
+        that reaches it is common). Truth is the store's filter (``_truth_filter``), a
+        superset of the facts true at ``as_of``."""
+        unique = sorted({w.lower() for w in words if w.strip()})
+        if not unique:
+            return frozenset()
+        collection = self._tenant(self._facts, namespace)
+        truth = _truth_filter(as_of, include_false=False)
+        with self._translated("count words"):
+            try:
+                total = (
+                    await collection.aggregate.over_all(filters=truth, total_count=True)
+                ).total_count or 0
+                if total == 0:
+                    return frozenset()
+                half = total // 2 + 1
+                counts = await asyncio.gather(
+                    *(
+                        collection.aggregate.hybrid(
+                            word,
+                            alpha=0.0,
+                            query_properties=["text"],
+                            filters=truth,
+                            object_limit=half,
+                            total_count=True,
+                        )
+                        for word in unique
+                    )
+                )
+            except wx.WeaviateQueryError:
+                if await self._facts.tenants.exists(namespace):
+                    raise
+                return frozenset()
+        found = zip(unique, counts, strict=True)
+        return frozenset(w for w, c in found if (c.total_count or 0) >= half)
+
     async def applied_batch(self, namespace: str, document_id: str) -> AppliedBatch | None:
         """The batch already applied for ``document_id``, if any."""
         found = await self._by_ids(self._batches, namespace, [batch_uuid(namespace, document_id)])
@@ -390,6 +432,7 @@ class WeaviateFactStore:
         await self._ensure_tenant(namespace)
         collection = self._tenant(self._batches, namespace)
         try:
+            count("weaviate_write")
             with self._translated("record batch"):
                 await collection.data.insert(
                     batch_properties(batch), uuid=batch_uuid(namespace, batch.document_id)
@@ -652,6 +695,7 @@ class WeaviateFactStore:
             )
             for item in chunk
         ]
+        count("weaviate_write")
         try:
             with self._translated("write facts"):
                 facts = self._facts if into is None else into
@@ -705,6 +749,7 @@ class WeaviateFactStore:
         would drop work: "tenant not found" raises too while the tenant exists (a replica
         just restarted may say it before it knows its tenants).
         """
+        count("weaviate_read")
         with self._translated("read"):
             try:
                 return list((await query).objects)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import contextlib
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
 
 from factstream.config import KafkaSettings
 from factstream.streams.placement import Placement
+from factstream.tally import Tally, current
 from factstream.topics.definitions import TopicName, topic_name
 from factstream.topics.records import Record
 
@@ -44,6 +46,19 @@ class TransactionalProducer:
         )
         # A producer has one open transaction at a time; its callers run concurrently.
         self._lock = asyncio.Lock()
+        # The tally of the transaction under way (factstream/tally.py): the requests to the
+        # brokers go out from aiokafka's own tasks, so they are counted here, by the client.
+        self._tally: Tally | None = None
+        client: Any = getattr(self.producer, "client", None)  # a test's double may have none
+        if client is not None:
+            sent = client.send
+
+            async def send(*args: Any, **kwargs: Any) -> Any:
+                if self._tally is not None:
+                    self._tally["kafka"] += 1
+                return await sent(*args, **kwargs)
+
+            client.send = send
 
     async def start(self) -> None:
         """Start, and wait until the broker gave this transactional id its producer epoch:
@@ -53,12 +68,21 @@ class TransactionalProducer:
         txn_manager: Any = self.producer._txn_manager  # aiokafka has no public wait for it
         await txn_manager.wait_for_pid()
 
+    @contextlib.asynccontextmanager
+    async def _counted(self) -> AsyncIterator[None]:
+        """While the lock is held: the requests sent count to the caller's tally."""
+        self._tally = current()
+        try:
+            yield
+        finally:
+            self._tally = None
+
     async def stop(self) -> None:
         await self.producer.stop()
 
     async def send_atomically(self, records: Sequence[Outgoing]) -> None:
         """All ``records`` in one transaction, in order."""
-        async with self._lock, self.producer.transaction():
+        async with self._lock, self._counted(), self.producer.transaction():
             for name, key, record in records:
                 topic = topic_name(name, self._prefix)
                 partition = None
@@ -72,7 +96,7 @@ class TransactionalProducer:
         """Records given as their bytes (key, value, headers) in one transaction, in order:
         a record sent again exactly as it first came (a dead letter replayed)."""
         topic = topic_name(name, self._prefix)
-        async with self._lock, self.producer.transaction():
+        async with self._lock, self._counted(), self.producer.transaction():
             for key, value, headers in records:
                 partition = None
                 if name is TopicName.DOCUMENTS:

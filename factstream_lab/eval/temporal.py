@@ -90,11 +90,17 @@ class Retrieval:
     top_k: int
     min_similarity: float
     alpha: float
+    keyword_forms: bool = False  # FACTSTREAM_API_KEYWORD_FORMS
+    drop_common_words: bool = False  # FACTSTREAM_API_DROP_COMMON_WORDS
 
 
 def retrieval_of(settings: Settings) -> Retrieval:
-    """The query agent's retrieval as configured (``api`` top_k, floor and alpha)."""
-    return Retrieval(settings.api.top_k, settings.api.min_similarity, settings.api.alpha)
+    """The query agent's retrieval as configured (``api`` top_k, floor, alpha and how the
+    question is searched)."""
+    api = settings.api
+    return Retrieval(
+        api.top_k, api.min_similarity, api.alpha, api.keyword_forms, api.drop_common_words
+    )
 
 
 @dataclass
@@ -233,6 +239,8 @@ async def evaluate_temporal(
                 top_k=retrieval.top_k,
                 min_similarity=retrieval.min_similarity,
                 alpha=retrieval.alpha,
+                keyword_forms=retrieval.keyword_forms,
+                drop_common_words=retrieval.drop_common_words,
                 strip_time=mode.strip_time,
                 valid_time=mode.valid_time,
                 now=now,

@@ -12,7 +12,7 @@ from unit.store.builders import day, make_fact, stored
 
 from factstream.config import Settings, StoreSettings
 from factstream.errors import StoreError, StoreUnavailable, StoreWriteFailed
-from factstream.store.base import AppliedBatch, FactCounts, FactStore
+from factstream.store.base import AppliedBatch, FactCounts, FactStore, WordCounting
 from factstream.store.memory import InMemoryFactStore
 from factstream.store.rules import order_key
 from factstream.store.weaviate_store import WeaviateFactStore
@@ -272,6 +272,26 @@ async def test_counts_follow_the_latest_truth_per_namespace(store: FactStore) ->
     assert await store.count_facts(A) == FactCounts(1, 2)
     await store.drop_namespace(A)
     assert await store.count_facts(A) == FactCounts(0, 0)
+
+
+async def test_common_words_are_in_more_than_half_of_the_true_facts(store: FactStore) -> None:
+    assert isinstance(store, WordCounting)
+    assert await store.common_words(A, ["melanie"], as_of=None) == frozenset()  # no tenant
+    texts = {
+        "f1": "Melanie: the pets nap",
+        "f2": "Melanie: we went camping",
+        "f3": "Caroline: hello Melanie, camping again?",
+        "f4": "Caroline: I paint",
+    }
+    await store.upsert(A, [stored(make_fact(i, t)) for i, t in texts.items()])
+    asked = ["Melanie", "camping", "pets", "caroline", "absent"]
+    # melanie: 3 of 4; camping and caroline: 2 of 4, not more than half.
+    assert await store.common_words(A, asked, as_of=None) == {"melanie"}
+    gone = make_fact("f4", texts["f4"], changes=[(0, True), (10, False)])
+    await store.upsert(A, [stored(gone)])
+    # Of the 3 true now, camping is in 2; as of day 5 f4 was still true.
+    assert await store.common_words(A, asked, as_of=None) == {"melanie", "camping"}
+    assert await store.common_words(A, asked, as_of=day(5)) == {"melanie"}
 
 
 async def test_drop_namespace_removes_facts_and_batches(store: FactStore) -> None:

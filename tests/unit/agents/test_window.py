@@ -22,6 +22,7 @@ from factstream.lm.tasks.runner import TaskRunner
 from factstream.metrics import Metrics
 from factstream.store.memory import InMemoryFactStore
 from factstream.streams.recovery import RecoveredBatches
+from factstream.tally import current
 from factstream.topics.records import Document, Fact, FactEdit, InputRef
 
 NS = "desk"
@@ -393,3 +394,59 @@ async def test_documents_read_ahead_announce_their_namespace_to_the_store() -> N
     await run.feed(values)
     assert run.outcomes == [(i, Outcome.APPLIED) for i in range(6)]
     assert store.expected == [NS] * 6  # each document's, as it was read (new tenants batched)
+
+
+class OverlapStore(InMemoryFactStore):
+    """Counts a commit's searches (its check of the candidates) made while the same
+    commit's read of the facts its batch touches is under way (each read takes a moment)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reading = self.overlapped = self.checks = 0
+
+    async def search(self, *args: Any, **kwargs: Any) -> Any:
+        if current() is not None:  # a commit's (factstream/tally.py), not a decision's
+            self.checks += 1
+            self.overlapped += self.reading > 0
+        return await super().search(*args, **kwargs)
+
+    async def get_stored(self, namespace: str, fact_ids: Sequence[str]) -> Any:
+        inside = current() is not None
+        self.reading += inside
+        try:
+            await asyncio.sleep(0.01)
+            return await super().get_stored(namespace, fact_ids)
+        finally:
+            self.reading -= inside
+
+
+async def test_a_commit_reads_the_facts_it_touches_beside_its_check() -> None:
+    # d1 is decided after d0 commits, then an empty document commits before d1: d1's
+    # commit checks its candidates (a commit came since its decision), finds them
+    # unchanged, and reads the facts its batch touches at once with that check (one round
+    # trip, not two after each other). The result is one at a time's.
+    extract: dict[str, list[Any]] = {"[d0]": ["The mayor is person 0."], "[e]": []}
+    extract["[d1]"] = ["Line 1 is open."]
+    decisions = Decisions(extract=extract)
+    values = [document(0), document(5, text="[e] Nothing to say.", doc_id="e"), document(1)]
+    serial, early = Run(decisions, 1), Run(decisions, 1, store=OverlapStore())
+    await serial.feed(values)
+    early.values = values
+    first, empty, last = (early.record(offset) for offset in range(3))
+    assert await early.editor.handle(first, early.recovered) is Outcome.APPLIED
+    decided = await early.editor.decide(last, early.recovered)
+    assert await early.editor.handle(empty, early.recovered) is Outcome.EMPTY
+    assert await early.editor.handle(last, early.recovered, _ready(decided)) is Outcome.APPLIED
+    assert "recheck" in early.editor.steps and "redecide" not in early.editor.steps
+    assert isinstance(early.store, OverlapStore)
+    assert early.store.checks > 0 and early.store.overlapped > 0
+    assert early.publisher.comparable() == serial.publisher.comparable()
+    assert await early.store.list_facts(NS, include_false=True, limit=1000) == (
+        await serial.store.list_facts(NS, include_false=True, limit=1000)
+    )
+
+
+def _ready(value: Any) -> asyncio.Future[Any]:
+    done = asyncio.get_running_loop().create_future()
+    done.set_result(value)
+    return done

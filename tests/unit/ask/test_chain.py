@@ -102,3 +102,31 @@ def test_relation_match_counts_words_stems_and_acronyms() -> None:
     assert relation_match("chief executive", ceo) == 1.0
     assert relation_match("employer", ceo) == 0.0
     assert relation_match("lives", FACTS[5]) == 1.0  # unstructured: the text's words
+
+
+class _Asked(InMemoryFactStore):
+    """The in-memory store, remembering each search's keyword text and entity filter."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[tuple[str, Any]] = []
+
+    async def search(self, namespace: str, query: str, *args: Any, **kwargs: Any) -> Any:
+        self.asked.append((query, kwargs.get("entities")))
+        return await super().search(namespace, query, *args, **kwargs)
+
+
+async def test_under_the_entity_index_the_keywords_are_the_relation_alone() -> None:
+    store, embedder = _Asked(), HashingEmbedder()
+    vectors = await embedder.embed_batch([f.text for f in FACTS])
+    await store.upsert(NS, [StoredFact(f, v) for f, v in zip(FACTS, vectors, strict=True)])
+    where = HopWhere(NS, None, at(day(5)))
+    ranked = await hop_facts(store, embedder, where, "Ana Silva", "employer", alpha=0.5)
+    assert ranked[0].fact.fact_id == "e1"
+    assert store.asked == [("employer", ("ana silva",))]
+    store.asked.clear()
+    await hop_facts(store, embedder, where, "Ana Silva", "employer", alpha=0.5, by_entity=False)
+    assert store.asked == [("Ana Silva employer", None)]
+    store.asked.clear()
+    await hop_facts(store, embedder, where, "Ana Silva", "--", alpha=0.5)  # no word in it
+    assert [q for q, _ in store.asked] == ["Ana Silva --"]

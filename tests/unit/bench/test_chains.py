@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from bench.chains import chain_seconds, dependency_figures, waits_in
-from bench.commits import commit_gaps, commit_times
+from bench.commits import commit_gaps, commit_requests, commit_times
 from factstream.topics.records import Document
 
 T = datetime(2024, 1, 1, tzinfo=UTC)
@@ -88,3 +88,22 @@ def test_gaps_are_filed_by_what_the_document_did() -> None:
     assert kinds["no_wait"]["documents"] == 2 and figures["commit_s"] == 0.1
     assert figures["seconds"] == 1.9
     assert commit_gaps(LOG, docs(6), {}) == {}  # a document without a commit: no figures
+
+
+def test_a_commits_requests_are_read_from_the_log_per_kind() -> None:
+    log = (
+        "x INFO commit 'd0' requests kafka=3 weaviate_read=2 weaviate_write=3\n"
+        "x INFO commit 'd1' requests embed_model=2 kafka=3 weaviate_read=1 weaviate_write=3\n"
+        "x INFO commit 'other' requests weaviate_read=9\n"
+    )
+    figures = commit_requests(log, docs(2))
+    assert figures["commits"] == 2
+    assert figures["weaviate_per_commit"] == 4.5
+    assert figures["by_kind"]["embed_model"] == {
+        "commits": 1,
+        "per_commit": 1.0,
+        "median": 1.0,
+        "total": 2,
+    }
+    assert figures["by_kind"]["weaviate_read"]["total"] == 3
+    assert commit_requests("", docs(2)) == {}
