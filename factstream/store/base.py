@@ -91,7 +91,9 @@ class TenantSweep:
 class Deactivating(Protocol):
     """A store whose idle namespaces can be made inactive (and come back at their next use)."""
 
-    async def deactivate_idle(self, owns: Callable[[str], bool]) -> TenantSweep: ...
+    async def deactivate_idle(
+        self, owns: Callable[[str], bool], *, listing: bool = True
+    ) -> TenantSweep: ...
 
 
 @runtime_checkable

@@ -94,6 +94,42 @@ async def test_idle_namespaces_go_inactive_and_come_back_unnoticed(
         await store.close()
 
 
+async def test_a_sweep_without_listing_makes_inactive_what_went_idle_here(
+    weaviate_settings: Settings, store_prefix: str, weaviate_client: weaviate.WeaviateClient
+) -> None:
+    """The worker's usual sweep (``listing=False``) deactivates the namespaces this store
+    used that went idle since, without listing tenants: one another process activated
+    stays active until a sweep that lists; the first sweep lists whatever it is asked."""
+    other = await _open(weaviate_settings, store_prefix, 2 * IDLE_S)
+    store = await _open(weaviate_settings, store_prefix, 2 * IDLE_S)
+    try:
+        await other.upsert("elsewhere", [stored(make_fact("f1", namespace="elsewhere"))])
+        await asyncio.sleep(2 * IDLE_S + 0.2)
+        # Nothing went idle under this store's eyes yet: its first sweep lists.
+        assert (await store.deactivate_idle(lambda ns: True, listing=False)).deactivated == [
+            "elsewhere"
+        ]
+        for ns in ("done", "again", "elsewhere"):
+            await store.upsert(ns, [stored(make_fact("f1", namespace=ns))])
+        await other.upsert("theirs", [stored(make_fact("f1", namespace="theirs"))])
+        await asyncio.sleep(2 * IDLE_S + 0.2)
+        await store.count_facts("again")  # used again: stays active
+        swept = await store.deactivate_idle(lambda ns: ns != "elsewhere", listing=False)
+        assert swept.deactivated == ["done"] and swept.active == 1
+        statuses = _statuses(weaviate_client, store_prefix)
+        assert statuses["done"] == "INACTIVE/INACTIVE"
+        assert statuses["again"].startswith("ACTIVE")  # used again
+        assert statuses["elsewhere"].startswith("ACTIVE")  # not owned
+        assert statuses["theirs"] == "ACTIVE/ACTIVE"  # another store used it: a listing finds it
+        await asyncio.sleep(2 * IDLE_S + 0.2)
+        swept = await store.deactivate_idle(lambda ns: True, listing=True)
+        assert sorted(swept.deactivated) == ["again", "elsewhere", "theirs"]
+        assert await store.count_facts("done") == FactCounts(1, 0)  # comes back unnoticed
+    finally:
+        await other.close()
+        await store.close()
+
+
 async def test_a_read_is_prepared_by_activating_the_inactive_tenant(
     weaviate_settings: Settings, store_prefix: str, weaviate_client: weaviate.WeaviateClient
 ) -> None:

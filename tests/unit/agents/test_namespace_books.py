@@ -1,7 +1,8 @@
 """Nothing a worker keeps per namespace lives forever: past their caps, its books stop growing.
 
 The commit ledger, the busiest-namespaces counters (with their series), the store's known
-tenants (TenantCreator over a RecentSet) and the last-use map are driven with namespaces
+tenants (TenantCreator over a RecentSet) and the last-use map (with the namespaces gone idle
+that it keeps for the idle sweep) are driven with namespaces
 never seen before, with caps smaller than the worker's (4,096 and 10,000) so that the test
 is quick; once every cap is reached, tracemalloc must see (almost) nothing more per new
 namespace. A structure keyed by
@@ -42,7 +43,8 @@ async def test_books_stop_growing_past_their_caps() -> None:
     ledger = Ledger(remember=_CAP, namespaces=_CAP)
     series = NamespaceSeries(Metrics.create().worker, ["chosen"], busiest=10)
     tenants = TenantCreator(_create, RecentSet(_CAP))
-    last_use = LastUse(5.0, clock)
+    last_use = LastUse(5.0, clock, most_idle=_CAP)
+    last_use.take_idle()  # a sweeper that takes nothing more: what goes idle is kept, capped
 
     async def conversations(start: int, count: int) -> None:
         for i in range(start, start + count):
