@@ -34,6 +34,7 @@ from factstream.ask.query import AskRequest
 from factstream.ask.valid_time import question_valid_time
 from factstream.embed.factory import load_embedder
 from factstream.tally import Tally, counting
+from factstream_lab import provenance
 
 __all__ = ["main"]
 
@@ -145,6 +146,7 @@ async def _run(facts: int, queries: int, out: Path, data: Path, keep: str | None
             await embedder.aclose()
         return {
             **ready.result,
+            "commit": provenance.commit(),
             "queries": queries,
             "load_avg_end": [round(x, 2) for x in os.getloadavg()],
             "costs": costs.summary(),

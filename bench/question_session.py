@@ -30,6 +30,7 @@ from factstream.config import load_settings
 from factstream.embed.child import resolve_model
 from factstream.embed.onnx_embedder import _tokenizer
 from factstream.embed.onnx_export import cached_onnx_path, onnx_dir
+from factstream_lab import provenance
 
 __all__ = ["main"]
 
@@ -83,6 +84,7 @@ def main(
     result: dict[str, Any] = {
         "timestamp": datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"),
         "questions": questions_n,
+        "commit": provenance.commit(),
         "load_avg_before": load_before,
         "load_avg_after": [round(x, 2) for x in os.getloadavg()],
         "intra_op_threads": 1,
