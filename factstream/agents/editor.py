@@ -319,7 +319,11 @@ class Editor:
         except BadInput as exc:
             return await self._dead_letter(record, exc.reason, "BadInput")
         try:
-            decision = None if early is None else await early
+            decision = None
+            if early is not None:
+                # The committer waiting for the decision (not the commit's own time).
+                with timed(self.steps, "wait_decision"):
+                    decision = await early
             try:
                 # The new facts' vectors, computed beside the re-check and the transaction.
                 with FactVectors(self._clients.embedder, _new_texts(decision)) as ahead:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import deque
 from collections.abc import AsyncIterable, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -273,8 +274,12 @@ class Window(Generic[E]):
                 self._commit = None
 
     async def _commit_all(self, committed: Committed[E]) -> None:
+        ended = time.perf_counter()  # the previous commit's end
         while (item := await self._queue.get()) is not None:
+            begun = time.perf_counter()
             outcome = await self._commit_one(item)
+            # Between two commits, outside them: the record not read yet, a rebalance's hold.
+            self._editor.steps["wait_turn"] = begun - ended
             self._reading.discard(self._pending.popleft().record.source.offset)
             self._done += 1
             item.committed.set()
@@ -291,6 +296,7 @@ class Window(Generic[E]):
             self._idle.set()
             self._slots.release()
             self._gauge.dec()
+            ended = time.perf_counter()
 
     def _poke(self, namespace: str, changed: Sequence[StoredFact] | None) -> None:
         """A document of ``namespace`` committed, changing the facts ``changed`` (None: not
