@@ -101,7 +101,8 @@ def commit_steps(log: str, docs: Sequence[Document]) -> dict[str, Any]:
         steps = dict(pair.split("=", 1) for pair in match["steps"].split())
         for step, seconds in steps.items():
             per_step[step].append(float(seconds))
-        totals.append(sum(float(v) for v in steps.values()))
+        # ``wait_*``: the committer waiting (for a decision, for its turn), not committing.
+        totals.append(sum(float(v) for k, v in steps.items() if not k.startswith("wait_")))
     if not totals:
         return {}
     return {

@@ -88,6 +88,9 @@ class Track:
         self.plan: EditPlan | None = None  # its decided plan; None while (re)deciding
         self.settled = False  # decided, with or without a plan
         self.recovered = False  # decided by a batch found on the changelog
+        # Its facts are in the store, its commit counted (``Editor.written``): no longer
+        # predicted, though its commit has not ended.
+        self.written = False
         self._progress = asyncio.Event()
         self._vectors: dict[str, Vector] = {}
         self._embedding = asyncio.Lock()
@@ -270,7 +273,9 @@ class Gate:
         added: list[StoredFact] = []
         ended: set[str] = set()
         for track in self._earlier():
-            if track.committed.is_set() or not track.settled:
+            if track.committed.is_set() or track.written:
+                continue  # in the store: retrieved, not predicted
+            if not track.settled:
                 continue  # not decided: predicted to change nothing (the commit checks)
             if track.plan is None:
                 if track.recovered:

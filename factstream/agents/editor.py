@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Coroutine, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal, Protocol, TypeVar
@@ -187,6 +187,11 @@ class Editor:
         self.steps: dict[str, float] = {}
         # The requests the last commit made, by kind (factstream/tally.py).
         self.requests: Tally = Counter()
+        # Told a commit's facts once written, before its batch is recorded as applied (the
+        # window pokes the later documents then); while set, the commit is counted then
+        # (``commits``) rather than at its end. None: counted at the end, as one at a time.
+        self.written: Callable[[str, list[StoredFact]], None] | None = None
+        self._counted = False  # the commit under way counted already (``_facts_written``)
 
     @property
     def writing(self) -> bool:
@@ -319,14 +324,21 @@ class Editor:
         except BadInput as exc:
             return await self._dead_letter(record, exc.reason, "BadInput")
         try:
-            decision = None if early is None else await early
+            decision = None
+            if early is not None:
+                # The committer waiting for the decision (not the commit's own time).
+                with timed(self.steps, "wait_decision"):
+                    decision = await early
             try:
                 # The new facts' vectors, computed beside the re-check and the transaction.
                 with FactVectors(self._clients.embedder, _new_texts(decision)) as ahead:
                     return await self._edit(doc, record, recovered, decision, ahead)
             finally:
-                # Whatever it wrote, if anything, decisions begun before now may not have seen.
-                self._ledger.record(doc.namespace, doc.id)
+                # Whatever it wrote, if anything, decisions begun before now may not have seen
+                # (unless counted as its facts were written, and nothing failed since).
+                if not self._counted:
+                    self._ledger.record(doc.namespace, doc.id)
+                self._counted = False
                 self._ahead.drop(doc)  # not decided (a duplicate, recovered): not needed
         except LMOutputInvalid as exc:
             return await self._dead_letter(record, f"LM output invalid: {exc}", "LMOutputInvalid")
@@ -396,12 +408,17 @@ class Editor:
                         )
                     else:
                         done = await self._materializer.write(
-                            pending, steps, ahead=ahead, published=True
+                            pending,
+                            steps,
+                            ahead=ahead,
+                            published=True,
+                            written=None if self.written is None else self._facts_written(doc),
                         )
                     self._changed(done.stored)
             except BaseException:
                 # The batch is on the changelog now: a retry applies it, never decides again.
                 recovered.keep(edits)
+                self._counted = False  # counted again at the end: what follows may differ
                 raise
         for stage, seconds in plan.timings.items():
             self.metrics.stages.labels(stage=stage).observe(seconds)
@@ -470,6 +487,23 @@ class Editor:
             touched.cancel()  # another plan touches other facts: it reads them itself
         with timed(self.steps, "redecide"):
             return await self.redecide(plan, now, reason, "commit"), None
+
+    def _facts_written(self, doc: Document) -> Callable[[list[StoredFact]], None]:
+        """What a commit of ``doc`` does once its facts are written, before its batch is
+        recorded: count the commit now and tell ``written``. The facts collection then holds
+        every write of the batch (the applied record goes to the other collection), so a
+        retrieval from now on sees what it would see after the commit; a decision that
+        retrieves now, with this count as its ``base``, needs no check at its commit. An
+        error after this point counts the commit again at its end (``_process``), so such a
+        decision is checked after all."""
+
+        def written(stored: list[StoredFact]) -> None:
+            self._ledger.record(doc.namespace, doc.id)
+            self._counted = True
+            if self.written is not None:
+                self.written(doc.namespace, stored)
+
+        return written
 
     def _changed(self, stored: list[StoredFact]) -> None:
         if self.changed is not None:  # after a failed attempt it stays unknown

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import deque
 from collections.abc import AsyncIterable, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -109,6 +110,12 @@ class Window(Generic[E]):
         self._idle.set()
         self._commit: asyncio.Task[Outcome] | None = None  # the commit under way
         self._reading: set[int] = set()  # offsets read and not committed
+        # With ``predict``, later documents are poked as a commit's facts are written,
+        # before its batch is recorded and acknowledged (``_written``); these are the facts
+        # poked with, for the commit under way (None: not poked yet).
+        self._poked: Sequence[StoredFact] | None = None
+        if self._policy == "predict":
+            editor.written = self._written
 
     async def run(
         self,
@@ -273,15 +280,22 @@ class Window(Generic[E]):
                 self._commit = None
 
     async def _commit_all(self, committed: Committed[E]) -> None:
+        ended = time.perf_counter()  # the previous commit's end
         while (item := await self._queue.get()) is not None:
+            begun = time.perf_counter()
             outcome = await self._commit_one(item)
+            # Between two commits, outside them: the record not read yet, a rebalance's hold.
+            self._editor.steps["wait_turn"] = begun - ended
             self._reading.discard(self._pending.popleft().record.source.offset)
             self._done += 1
             item.committed.set()
+            poked, self._poked = self._poked, None
             if item.key is not None:
                 if self._copies.get(item.key) is item.committed:
                     del self._copies[item.key]
-                self._poke(item.key[0], self._editor.changed)
+                changed = self._editor.changed
+                if poked is None or changed is not poked:  # not poked with these yet
+                    self._poke(item.key[0], changed)
             steps = self._editor.steps
             with timed(steps, "ack"):
                 await committed(item.event, item.record, outcome)
@@ -291,11 +305,29 @@ class Window(Generic[E]):
             self._idle.set()
             self._slots.release()
             self._gauge.dec()
+            ended = time.perf_counter()
 
-    def _poke(self, namespace: str, changed: Sequence[StoredFact] | None) -> None:
+    def _written(self, namespace: str, stored: list[StoredFact]) -> None:
+        """The commit under way (the oldest pending) wrote its facts ``stored``: the later
+        documents of ``namespace`` check their decisions now, beside its applied record and
+        acknowledgement, as they would after it (``Editor.written``)."""
+        if not self._pending:
+            return
+        self._pending[0].track.written = True
+        self._poked = stored
+        self._poke(namespace, stored, skip=1)
+        # The next document of the namespace would check its candidates at its commit,
+        # one round trip after this one's record: it checks them now instead, whatever
+        # ``could_change`` says, and a check that finds them unchanged stands there.
+        for later in list(self._pending)[1:]:
+            if later.key is not None and later.key[0] == namespace:
+                later.decision.poke(None)
+                break
+
+    def _poke(self, namespace: str, changed: Sequence[StoredFact] | None, skip: int = 0) -> None:
         """A document of ``namespace`` committed, changing the facts ``changed`` (None: not
-        known): its later documents check their decisions."""
-        for distance, later in enumerate(self._pending):
+        known): its later documents (past the first ``skip`` pending) check their decisions."""
+        for distance, later in enumerate(list(self._pending)[skip:]):
             if later.key is not None and later.key[0] == namespace:
                 later.decision.poke(changed, now=distance < self._lookahead)
 

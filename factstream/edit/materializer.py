@@ -10,7 +10,7 @@ states, and only then record the batch as applied.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -138,10 +138,13 @@ class Materializer:
         *,
         ahead: FactVectors | None = None,
         published: bool = False,
+        written: Callable[[list[StoredFact]], None] | None = None,
     ) -> Outcome:
         """The second half of :meth:`apply`: embed and upsert the changed facts, publish
         their new states (unless ``published``: the caller sent them already, with the batch),
-        and only then record the batch as applied."""
+        and only then record the batch as applied. ``written``: told the facts stored, once
+        they are written and before the batch is recorded (the facts collection then holds
+        all the batch writes there)."""
         steps = {} if steps is None else steps
         changed = pending.changed
         stored: list[StoredFact] = []
@@ -154,6 +157,8 @@ class Materializer:
             if self.sink is not None and not published:
                 with timed(steps, "apply_publish"):
                     await self.sink.publish_facts(changed)
+        if written is not None:
+            written(stored)
         with timed(steps, "apply_record"):
             await self.store.record_batch(pending.namespace, pending.batch)
         return Outcome(applied=True, changed=changed, skipped=pending.result.skipped, stored=stored)

@@ -450,3 +450,45 @@ def _ready(value: Any) -> asyncio.Future[Any]:
     done = asyncio.get_running_loop().create_future()
     done.set_result(value)
     return done
+
+
+class WriteOrder(InMemoryFactStore):
+    """The store double, noting for each batch recorded whether the editor counted its
+    commit (``Editor.commits``) between the facts' write and the record."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.editor: Editor | None = None
+        self.at_write = 0
+        self.counted_early: list[bool] = []
+
+    async def upsert(self, namespace: str, facts: Sequence[Any]) -> None:
+        await super().upsert(namespace, facts)
+        assert self.editor is not None
+        self.at_write = self.editor.commits(namespace)
+
+    async def record_batch(self, namespace: str, batch: Any) -> None:
+        assert self.editor is not None
+        if batch.size:
+            self.counted_early.append(self.editor.commits(namespace) != self.at_write)
+        await super().record_batch(namespace, batch)
+
+
+async def test_with_predict_a_commit_counts_itself_once_its_facts_are_written() -> None:
+    # With ``predict`` a commit counts itself and pokes the later documents once its facts
+    # are written, so their checks run beside its applied record (and a check made then
+    # stands at their commit), while the result stays the serial one.
+    values, decisions = conflicting(16)
+    serial = Run(decisions, 1)
+    await serial.feed(list(values))
+    for policy, early in (("predict", True), ("speculate", False)):
+        store = WriteOrder()
+        run = Run(decisions, 8, dependencies=policy, store=store)  # type: ignore[arg-type]
+        store.editor = run.editor
+        await run.feed(list(values))
+        assert run.outcomes == serial.outcomes
+        assert run.publisher.comparable() == serial.publisher.comparable()
+        assert await store.list_facts(NS, include_false=True, limit=1000) == (
+            await serial.store.list_facts(NS, include_false=True, limit=1000)
+        )
+        assert store.counted_early == [early] * 16, policy
