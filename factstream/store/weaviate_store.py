@@ -79,6 +79,7 @@ from factstream.store.schema import (
     valid_time_properties,
 )
 from factstream.store.tenants import TenantCreator
+from factstream.store.vector_bytes import compact_vectors
 from factstream.tally import count
 from factstream.temporal.intervals import ValidInterval
 from factstream.topics.records import Fact
@@ -222,22 +223,23 @@ class WeaviateFactStore:
             # ask benchmark's facts come in pairs of equal score). A few past settle most
             # ties in the one request; only a tie running through all of them asks again.
             asked = min(limit + _TIE_PAST, MAX_RESULTS)
-            objects = await self._objects(
-                self._facts,
-                namespace,
-                collection.query.hybrid(
-                    query,
-                    vector=list(vector),
-                    alpha=alpha,
-                    query_properties=["text"],
-                    max_vector_distance=max_distance,
-                    filters=server_filter,
-                    limit=asked,
-                    include_vector=True,
-                    return_properties=["record"],
-                    return_metadata=MetadataQuery(score=True),
-                ),
-            )
+            with compact_vectors():  # the vectors only feed the cosine check
+                objects = await self._objects(
+                    self._facts,
+                    namespace,
+                    collection.query.hybrid(
+                        query,
+                        vector=list(vector),
+                        alpha=alpha,
+                        query_properties=["text"],
+                        max_vector_distance=max_distance,
+                        filters=server_filter,
+                        limit=asked,
+                        include_vector=True,
+                        return_properties=["record"],
+                        return_metadata=MetadataQuery(score=True),
+                    ),
+                )
             hits, sure = _hits(objects, vector, as_of, valid, min_similarity, entities, top_k)
             if sure or len(objects) < asked or asked >= MAX_RESULTS:
                 return _tie_broken(hits)[:top_k]

@@ -531,6 +531,18 @@ def eval_locomo(
             min=0, help="Turns KB: turns of the session said before each passage's own, in it."
         ),
     ] = None,
+    embed_before: Annotated[
+        int,
+        typer.Option(
+            min=0, help="Turns KB: a passage's vector also of the N turns said before its own."
+        ),
+    ] = 0,
+    embed_after: Annotated[
+        int,
+        typer.Option(
+            min=0, help="Turns KB: a passage's vector also of the N turns said after its own."
+        ),
+    ] = 0,
     lm_url: LmUrl = None,
     lm: Annotated[
         bool,
@@ -550,7 +562,7 @@ def eval_locomo(
     """LoCoMo: evidence recall@5/@10 per category of the ask path's retrieval over the turns
     and over the extracted facts, and relative time resolved for temporal questions; with
     --lm, the answers' token F1 per category, and with --judge-url an LM judge's accuracy."""
-    from factstream_lab.eval.locomo.kb_turns import DEFAULT_TURN_CONTEXT
+    from factstream_lab.eval.locomo.kb_turns import DEFAULT_TURN_CONTEXT, EmbedWindow
     from factstream_lab.eval.locomo.report import plot_locomo, table_locomo
     from factstream_lab.eval.locomo.run import KBS, LocomoRun
     from factstream_lab.eval.progress import RichProgress
@@ -571,6 +583,7 @@ def eval_locomo(
         limit,
         turns_per_chunk,
         DEFAULT_TURN_CONTEXT if turn_context is None else turn_context,
+        EmbedWindow(embed_before, embed_after),
         lm_url,
         answer=lm,
     )

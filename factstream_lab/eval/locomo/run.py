@@ -43,7 +43,7 @@ from factstream_lab.eval.clark import Progress
 from factstream_lab.eval.locomo import answers, kb_facts
 from factstream_lab.eval.locomo.chunks import DEFAULT_TURNS_PER_CHUNK, conversation_documents
 from factstream_lab.eval.locomo.data import Conversation, Question, load_locomo
-from factstream_lab.eval.locomo.kb_turns import DEFAULT_TURN_CONTEXT, load_turns
+from factstream_lab.eval.locomo.kb_turns import DEFAULT_TURN_CONTEXT, EmbedWindow, load_turns
 from factstream_lab.eval.locomo.provenance import Provenance
 from factstream_lab.eval.locomo.score import KS, TEMPORAL, QuestionScore, by_category
 from factstream_lab.eval.locomo.score import evidence_recall as recall_at
@@ -82,6 +82,7 @@ class LocomoRun:
     limit: int | None = None  # only the first N documents (chunks) of each conversation
     turns_per_chunk: int = DEFAULT_TURNS_PER_CHUNK
     turn_context: int = DEFAULT_TURN_CONTEXT  # turns KB: turns said before in a passage
+    embed_window: EmbedWindow = EmbedWindow()  # turns KB: the turns a passage's vector is of
     lm_url: str | None = None
     timeout_s: float = 6 * 3600  # for the worker to edit in one conversation
     answer: bool = False  # --lm: the query agent answers; token F1 per category
@@ -125,7 +126,13 @@ async def run_locomo(run: LocomoRun, progress: Progress | None = None) -> dict[s
         t0 = time.monotonic()
         if kb == "turns":
             scores, extra = await _turns(
-                settings, conversations, stamp, progress, answering, run.turn_context
+                settings,
+                conversations,
+                stamp,
+                progress,
+                answering,
+                run.turn_context,
+                run.embed_window,
             )
         else:
             scores, extra = await _facts(run, conversations, stamp, progress, answering)
@@ -189,6 +196,7 @@ async def _turns(
     progress: Progress,
     answering: Answering | None = None,
     context: int = 0,
+    window: EmbedWindow | None = None,
 ) -> tuple[list[QuestionScore], dict[str, Any]]:
     async with open_clients(settings, CollectorRegistry()) as clients:
         engine = QueryEngine.of(clients, settings)
@@ -201,6 +209,7 @@ async def _turns(
             progress,
             answering,
             context,
+            window,
         )
 
 
@@ -213,10 +222,11 @@ async def turns_kb(
     progress: Progress,
     answering: Answering | None = None,
     context: int = 0,
+    window: EmbedWindow | None = None,
 ) -> tuple[list[QuestionScore], dict[str, Any]]:
     """Each conversation's turns as passages (each after ``context`` turns said before
-    it) in a namespace of its own, every question asked and scored, the namespace dropped;
-    the scores and what was loaded."""
+    it, its vector from ``window``'s turns) in a namespace of its own, every question
+    asked and scored, the namespace dropped; the scores and what was loaded."""
     scores: list[QuestionScore] = []
     passages = 0
     for conversation in conversations:
@@ -224,7 +234,7 @@ async def turns_kb(
         try:
             progress.stage(f"turns {conversation.id}: loading", 1)
             cited = await load_turns(
-                Materializer(store, embedder), conversation, namespace, context
+                Materializer(store, embedder), conversation, namespace, context, window
             )
             progress.advance(1)
             passages += len(cited)
@@ -234,7 +244,14 @@ async def turns_kb(
             )
         finally:
             await store.drop_namespace(namespace)
-    return scores, {"passages": passages, "turn_context": context, "lm": None}
+    window = window or EmbedWindow()
+    embed_window = {"before": window.before, "after": window.after}
+    return scores, {
+        "passages": passages,
+        "turn_context": context,
+        "embed_window": embed_window,
+        "lm": None,
+    }
 
 
 async def _facts(

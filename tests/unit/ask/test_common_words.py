@@ -6,9 +6,10 @@ from datetime import UTC, datetime
 
 import pytest
 from fixtures.bitemporal import edit
+from fixtures.keyword_search import keyword_hits
 
 from factstream.ask.common_words import leave_out, search_words, without_common_words
-from factstream.ask.query import AskRequest, QueryEngine, search_facts
+from factstream.ask.query import AskRequest, QueryEngine
 from factstream.config import ApiSettings
 from factstream.edit.materializer import Materializer
 from factstream.embed.fake import HashingEmbedder
@@ -60,19 +61,7 @@ async def test_the_store_names_the_words_in_most_facts(store: InMemoryFactStore)
 
 
 async def _keyword_hits(store: InMemoryFactStore, question: str, drop: bool) -> list[str]:
-    # alpha 0: keywords only, so only a word match finds a fact.
-    retrieval = await search_facts(
-        store,
-        HashingEmbedder(),
-        AskRequest(question, "desk"),
-        top_k=5,
-        min_similarity=-1.0,
-        alpha=0.0,
-        now=NOW,
-        valid_time=False,
-        drop_common_words=drop,
-    )
-    return [f.fact.text for f in retrieval.facts]
+    return await keyword_hits(store, question, NOW, drop_common_words=drop)
 
 
 async def test_the_search_leaves_common_words_out_only_when_asked(

@@ -6,9 +6,10 @@ from datetime import UTC, datetime
 
 import pytest
 from fixtures.bitemporal import edit
+from fixtures.keyword_search import keyword_hits
 
 from factstream.ask.keywords import MAX_FORMS, keyword_query, word_forms
-from factstream.ask.query import AskRequest, QueryEngine, search_facts
+from factstream.ask.query import AskRequest, QueryEngine
 from factstream.config import ApiSettings
 from factstream.edit.materializer import Materializer
 from factstream.embed.fake import HashingEmbedder
@@ -62,19 +63,7 @@ async def store() -> InMemoryFactStore:
 
 
 async def _keyword_hits(store: InMemoryFactStore, question: str, forms: bool) -> list[str]:
-    # alpha 0: keywords only, so only a word match finds a fact.
-    retrieval = await search_facts(
-        store,
-        HashingEmbedder(),
-        AskRequest(question, "desk"),
-        top_k=5,
-        min_similarity=-1.0,
-        alpha=0.0,
-        now=NOW,
-        valid_time=False,
-        keyword_forms=forms,
-    )
-    return [f.fact.text for f in retrieval.facts]
+    return await keyword_hits(store, question, NOW, keyword_forms=forms)
 
 
 async def test_the_search_matches_other_forms_only_when_asked(store: InMemoryFactStore) -> None:

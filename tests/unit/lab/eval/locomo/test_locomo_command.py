@@ -64,3 +64,17 @@ def test_an_unknown_knowledge_base_is_refused(tmp_path: Path, lm: ScriptedLM) ->
         app, ["eval", "locomo", "--data", str(SLICE), "--kb", "graph", "--out", str(tmp_path)]
     )
     assert result.exit_code != 0 and "unknown knowledge base" in result.output
+
+
+def test_the_turns_kb_records_the_window_its_passages_were_embedded_with(
+    tmp_path: Path, lm: ScriptedLM
+) -> None:
+    out = tmp_path / "out"
+    args = ["eval", "locomo", "--data", str(SLICE), "--kb", "turns", "--sessions", "1"]
+    window = ["--embed-before", "1", "--embed-after", "2"]
+    result = CliRunner().invoke(app, [*args, *window, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    [path] = out.glob("locomo-*.json")
+    turns = orjson.loads(path.read_bytes())["kbs"]["turns"]
+    assert turns["embed_window"] == {"before": 1, "after": 2}
+    assert turns["turn_context"] == 0
