@@ -36,10 +36,12 @@ def demo(
     """The main job: stack up, worker on, CLARK-News documents edited in, the story told."""
     import json
     import time
+    from concurrent.futures import ThreadPoolExecutor
 
     from rich.progress import Progress
 
     from factstream.mirror.store import RoundResult
+    from factstream_lab.demo.embed_prep import start_onnx_export
     from factstream_lab.demo.mirror import mirror_lines
     from factstream_lab.demo.phases import Phases, first_run_lines, goal_figures, make_started
     from factstream_lab.demo.run import DEFAULT_DEMO_DATA, log_to_file, run_demo
@@ -54,9 +56,13 @@ def demo(
     log = log_to_file(settings.local.cache_dir / "logs" / "demo.log")
     console.print(cache_banner(settings.local.cache_dir))
     with console_progress(console) as progress:
-        # PostgreSQL too: the mirror runs beside the worker.
-        names = [*manager.SERVICE_NAMES, "postgres"]
-        rows = manager.up(settings, names, progress=progress)
+        # The embedding model's export beside the builds, not in the editing time; the
+        # pool's exit waits for it.
+        with ThreadPoolExecutor(1, thread_name_prefix="onnx-export") as pool:
+            start_onnx_export(settings, progress, pool)
+            # PostgreSQL too: the mirror runs beside the worker.
+            names = [*manager.SERVICE_NAMES, "postgres"]
+            rows = manager.up(settings, names, progress=progress)
         steps = tuple(progress.timings)
     print_status(rows)
     services_ready = time.time()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import shutil
 import sys
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from factstream_lab.stack.base import LaunchSpec, LocalService, Port
 from factstream_lab.stack.process import CacheLayout, require_tool, run_step
 from factstream_lab.stack.progress import Outcome, Progress
 
-__all__ = ["LlamaServer"]
+__all__ = ["LlamaServer", "server_only_cmake_args"]
 
 _BUILD_HINT = "install a C++ toolchain (Debian: apt-get install build-essential cmake)"
 # Only what the server loads: llama-cpp-python's server needs libllama and ggml; its
@@ -30,6 +31,22 @@ _BUILD_HINT = "install a C++ toolchain (Debian: apt-get install build-essential 
 # llama-cpp-python builds it as a subproject. Not part of the venv's key: a venv built
 # with mtmd serves the same.
 _SERVER_ONLY_CMAKE_ARGS = "-DLLAVA_BUILD=OFF"
+# llama.cpp's common library (argument parsing, chat templates, cpp-httplib: 53 of the 127
+# compile units left) is forced on by llama-cpp-python's CMakeLists (set ... FORCE), so a -D
+# cannot turn it off; its Python bindings never load it (libllama-common.so lies unused in
+# site-packages/lib). A file CMake includes right after llama.cpp's project() call sets it
+# off for llama.cpp's directory: a normal variable hides the cache entry, and option()
+# leaves a normal variable alone (policy CMP0077, llama.cpp requires CMake >= 3.14).
+# libllama and ggml compile with the same commands either way.
+_NO_COMMON_CMAKE = "set(LLAMA_BUILD_COMMON OFF)\n"
+_LLAMA_CPP_PROJECT = "llama.cpp"
+
+
+def server_only_cmake_args(include: Path) -> str:
+    """The CMAKE_ARGS that leave out what the server never loads; ``include`` is the file
+    that turns llama.cpp's common library off (written by the build, see _NO_COMMON_CMAKE)."""
+    project_include = f"-DCMAKE_PROJECT_{_LLAMA_CPP_PROJECT}_INCLUDE={include}"
+    return f"{_SERVER_ONLY_CMAKE_ARGS} {shlex.quote(project_include)}"
 
 
 class LlamaServer(LocalService):
@@ -104,6 +121,8 @@ class LlamaServer(LocalService):
         log = self.build_log
         venv: list[str | Path] = [sys.executable, "-m", "venv", self.venv]
         run_step(self.name, "create the LM server venv", venv, log)
+        no_common = self.venv / "llama-cpp-no-common.cmake"
+        no_common.write_text(_NO_COMMON_CMAKE)
         run_step(
             self.name,
             self._server_step,
@@ -115,7 +134,7 @@ class LlamaServer(LocalService):
             ],
             log,
             env={
-                "CMAKE_ARGS": f"{self.local.llama_cmake_args} {_SERVER_ONLY_CMAKE_ARGS}",
+                "CMAKE_ARGS": f"{self.local.llama_cmake_args} {server_only_cmake_args(no_common)}",
                 "FORCE_CMAKE": "1",
                 # Every core (Ninja's default; make's is one job), whatever the generator.
                 "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 1),
