@@ -316,13 +316,6 @@ class Window(Generic[E]):
         self._pending[0].track.written = True
         self._poked = stored
         self._poke(namespace, stored, skip=1)
-        # The next document of the namespace would check its candidates at its commit,
-        # one round trip after this one's record: it checks them now instead, whatever
-        # ``could_change`` says, and a check that finds them unchanged stands there.
-        for later in list(self._pending)[1:]:
-            if later.key is not None and later.key[0] == namespace:
-                later.decision.poke(None)
-                break
 
     def _poke(self, namespace: str, changed: Sequence[StoredFact] | None, skip: int = 0) -> None:
         """A document of ``namespace`` committed, changing the facts ``changed`` (None: not
