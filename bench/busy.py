@@ -320,7 +320,7 @@ async def run(base: Settings, size: Size, workdir: Path, data: Path) -> dict[str
     _bounded(runs, calls_per_doc, size.busy_latency_ms / 1000, embed["docs_per_s"])
     for figures in others.values():
         _bounded({GOAL_W: figures}, calls_per_doc, size.busy_latency_ms / 1000, embed["docs_per_s"])
-    checked = goals(runs)
+    checked = goals(runs, size.busy_latency_ms / 1000)
     verdicts = [v for k, v in checked.items() if k.endswith("_met") and v is not None]
     return {
         "namespace": NAMESPACE,

@@ -334,7 +334,7 @@ def _busy(r: dict[str, Any]) -> Iterator[Row]:
             name,
             f"docs/s W={GOAL_W} / W=1",
             str(checked["speedup_w16_over_w1"]),
-            f">= {GOAL_SPEEDUP:g}",
+            _speedup_goal(checked),
             _met(checked["speedup_met"]),
         )
     yield (
@@ -464,13 +464,19 @@ def _at(f: dict[str, Any]) -> str:
     return f" ({at.get('early', 0)}, {at.get('commit', 0)})" if at else ""
 
 
+def _speedup_goal(checked: dict[str, Any]) -> str:
+    """The W=16 over W=1 goal as the table prints it (results before issue 39: 8x)."""
+    goal = checked.get("speedup_goal", GOAL_SPEEDUP)
+    return "(no goal at this latency)" if goal is None else f">= {goal:g}"
+
+
 def busy_goals(r: dict[str, Any]) -> str:
     """The busy benchmark's goals, one line each, as the run prints them."""
     if "error" in r:
         return f"busy failed: {r['error']}"
     g = r["goals"]
     lines = [
-        f"goal: W={GOAL_W} docs/s >= {GOAL_SPEEDUP:g}x W=1: "
+        f"goal: W={GOAL_W} docs/s {_speedup_goal(g)}x W=1: "
         f"{g['speedup_w16_over_w1']} ({_met(g['speedup_met'])})",
         f"goal: W={GOAL_W} docs/s >= {GOAL_BOUND_SHARE} of its bound: "
         f"{g['bound_share_w16']} ({_met(g['bound_share_met'])})",
