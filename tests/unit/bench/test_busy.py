@@ -124,7 +124,7 @@ def test_the_table_and_goal_lines_say_what_ran() -> None:
     assert "| 0.8 / 14.5 = 0.055; 2.2; 0.0 | >= 0.7 | NO |" in table
     assert "| docs/s W=16 / W=1 | 1.0 | >= 6 | NO |" in table  # 500 ms a call: 6x
     lines = busy_goals(_result(applied=False)).splitlines()
-    assert lines[0] == "goal: W=16 docs/s >= 6x W=1: 1.0 (NO)"
+    assert lines[0] == "goal: W=16 docs/s over W=1 >= 6x: 1.0 (NO)"
     assert lines[-1] == "the worker has no window setting yet: every W ran serially"
     assert "absent" not in markdown({"benchmarks": {"busy": _result(applied=True)}})
 
