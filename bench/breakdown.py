@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import os
 import signal
 import subprocess
@@ -46,7 +45,7 @@ from bench.corpus import DEFAULT_DATA, load, stream_documents, stub_rules
 from bench.counting import Counting
 from bench.harness import REPO, Deployment
 from bench.measure import CpuMeter, recording_model, stage_seconds, summary_ms
-from bench.report import new_report
+from bench.report import new_report, write_named
 from bench.throughput import (
     _by_namespace,
     _edit_all,
@@ -379,11 +378,7 @@ def main(
     if only in (None, "questions"):
         report["question"] = asyncio.run(questions(facts, queries, data, keep))
     report["machine"]["load_avg_at_end"] = [round(x, 2) for x in os.getloadavg()]
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{report['timestamp']}-breakdown.json"
-    text = json.dumps(report, indent=2)
-    path.write_text(text + "\n")
-    print(f"{text}\nresults: {path}")
+    write_named(report, out, "breakdown")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ the client into lists as before (``store.vector_bytes``). Writes ``<stamp>-edito
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import time
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ import typer
 
 from bench.corpus import DEFAULT_DATA
 from bench.measure import summary_ms
+from bench.report import write_named
 from factstream.clients import open_clients
 from factstream.config import load_settings
 from factstream.edit.retrieval import Retrieval, Where, pool_depth, ranked_candidates
@@ -132,11 +132,7 @@ def main(
 ) -> None:
     """Measure the editor's retrieval per document, write the results file."""
     result = asyncio.run(_run(data, limit))
-    out.mkdir(parents=True, exist_ok=True)
-    target = out / f"{result['timestamp']}-editor-cost.json"
-    text = json.dumps(result, indent=2)
-    target.write_text(text + "\n")
-    print(f"{text}\nresults: {target}")
+    write_named(result, out, "editor-cost")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ as the ask benchmark fills it, in a fresh collection or one kept under a prefix
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import tempfile
 import time
@@ -22,6 +21,7 @@ from bench.ask import _fill, _pool, _weaviate_pid
 from bench.corpus import DEFAULT_DATA, questions
 from bench.harness import Deployment
 from bench.measure import wait_idle
+from bench.report import write_named
 from factstream.clients import Clients, open_clients
 from factstream.config import Settings, load_settings
 
@@ -111,11 +111,7 @@ def cli(run: Run, kind: str, doc: str) -> Callable[..., None]:
         keep: Keep = None,
     ) -> None:
         result = asyncio.run(run(facts, queries, out, data, keep))
-        out.mkdir(parents=True, exist_ok=True)
-        target = out / f"{result['timestamp']}-{kind}.json"
-        text = json.dumps(result, indent=2)
-        target.write_text(text + "\n")
-        print(f"{text}\nresults: {target}")
+        write_named(result, out, kind)
 
     main.__doc__ = doc
     return main

@@ -13,7 +13,6 @@ ratio to float32 at ORT_ENABLE_ALL (the embedder's level). No service is needed.
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import time
@@ -26,6 +25,7 @@ import onnxruntime as ort
 import typer
 
 from bench.corpus import DEFAULT_DATA, questions
+from bench.report import write_named
 from factstream.config import load_settings
 from factstream.embed.child import resolve_model
 from factstream.embed.onnx_embedder import _tokenizer
@@ -97,11 +97,7 @@ def main(
             for name, v in cpu.items()
         },
     }
-    out.mkdir(parents=True, exist_ok=True)
-    target = out / f"{result['timestamp']}-question-session.json"
-    text = json.dumps(result, indent=2)
-    target.write_text(text + "\n")
-    print(f"{text}\nresults: {target}")
+    write_named(result, out, "question-session")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 from collections.abc import Iterator
@@ -27,6 +28,7 @@ __all__ = [
     "table",
     "title",
     "write",
+    "write_named",
 ]
 
 RESULTS = REPO / "results" / "bench"
@@ -59,6 +61,17 @@ def new_report(size: str, stamp: datetime | None = None) -> dict[str, Any]:
         },
         "benchmarks": {},
     }
+
+
+def write_named(result: dict[str, Any], out: Path, kind: str) -> Path:
+    """Write a single benchmark's ``result`` as ``out/<timestamp>-<kind>.json``, print it
+    and its path; returns the path."""
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / f"{result['timestamp']}-{kind}.json"
+    text = json.dumps(result, indent=2)
+    target.write_text(text + "\n")
+    print(f"{text}\nresults: {target}")
+    return target
 
 
 def write(report: dict[str, Any], out: Path) -> Path:
