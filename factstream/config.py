@@ -400,14 +400,16 @@ class EditorSettings(BaseSettings):
         "decided again as soon as an earlier commit changes their candidates; the others "
         "wait until they come this near (fewer LM tokens on decisions made stale again).",
     )
-    dependencies: Literal["off", "predict", "speculate", "extraction", "wait"] = Field(
+    dependencies: Literal["off", "predict", "draft", "speculate", "extraction", "wait"] = Field(
         "speculate",
         description="With a window over 1: a document waits for the commit of an earlier "
         "one whose planned edits may change its candidates, and is decided once, after it. "
         "An earlier plan not known yet: speculate (decide now), extraction (wait for its "
         "extraction, which needs its document alone; decide without its judgement) or wait "
         "(for its whole plan). predict: wait only for the decision of such an earlier one, "
-        "then decide on the knowledge base its plan will leave (checked at the commit). "
+        "then decide on the knowledge base its plan will leave (checked at the commit); "
+        "draft: as predict, but an undecided earlier one is predicted by its extraction "
+        "(checked again once it is decided). "
         "off: decide at once and again when a commit changes the candidates.",
     )
 

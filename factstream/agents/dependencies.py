@@ -30,7 +30,7 @@ from enum import Enum
 from typing import Literal, Protocol
 
 from factstream.edit.conflicts import conflict
-from factstream.edit.pipeline import EditPlan, PlannedEdit
+from factstream.edit.pipeline import EditPlan, PlannedEdit, draft_adds
 from factstream.edit.retrieval import Overlay
 from factstream.embed.base import Vector
 from factstream.metrics import WorkerMetrics
@@ -39,7 +39,8 @@ from factstream.topics.records import EditOp, Fact, HistoryEntry, edit_id_for, f
 
 __all__ = ["Gate", "Policy", "Track", "Verdict"]
 
-Policy = Literal["predict", "speculate", "extraction", "wait"]
+Policy = Literal["predict", "draft", "speculate", "extraction", "wait"]
+_PREDICTED = ("predict", "draft")  # the policies that judge on the predicted knowledge base
 
 # Edits that change an existing fact's text or truth (a reinforce changes neither).
 _ENDS = (EditOp.INVALIDATE, EditOp.CLOSE, EditOp.REWRITE)
@@ -85,6 +86,9 @@ class Track:
     def __init__(self, committed: asyncio.Event) -> None:
         self.committed = committed
         self.draft: EditPlan | None = None  # its first decision under way (extraction)
+        # The ids of the candidates it is judged on (None: not known yet, or judged
+        # again): its judgement may end only those.
+        self.candidates: frozenset[str] | None = None
         self.plan: EditPlan | None = None  # its decided plan; None while (re)deciding
         self.settled = False  # decided, with or without a plan
         self.recovered = False  # decided by a batch found on the changelog
@@ -94,11 +98,21 @@ class Track:
         self._progress = asyncio.Event()
         self._vectors: dict[str, Vector] = {}
         self._embedding = asyncio.Lock()
+        self._settling: list[Callable[[], None]] = []  # told once, at its next decision
+
+    def when_settled(self, told: Callable[[], None]) -> None:
+        """Call ``told`` once, when it is next decided (a later document judged on its
+        extraction alone checks its candidates then)."""
+        self._settling.append(told)
 
     def progressed(self) -> None:
         """Its plan is better known: wake the documents waiting for it."""
         self._progress.set()
         self._progress = asyncio.Event()
+        if self.settled:
+            settling, self._settling = self._settling, []
+            for told in settling:
+                told()
 
     def drafting(self, plan: EditPlan) -> None:
         """Its first decision's plan under way (the extraction in it, once known)."""
@@ -112,7 +126,7 @@ class Track:
 
     def deciding_again(self) -> None:
         """Its judgement is being made again: not known until ``decided``."""
-        self.plan, self.settled = None, False
+        self.plan, self.settled, self.candidates = None, False, None
         self.progressed()
 
     def mark(self) -> asyncio.Event:
@@ -194,11 +208,20 @@ class Gate:
         self.base = predictor.commits(namespace)  # commits counted before ``hits``
         self._counted: set[str] = set()
         self._nearest: int | None = None  # the nearest earlier document it waited for
+        # ``draft``: an earlier document it was judged on by its extraction alone has been
+        # decided since; ``on_draft`` (its speculation's) is told at once.
+        self.draft_settled = False
+        self.on_draft: Callable[[], None] | None = None
 
     def extracted(self, plan: EditPlan) -> None:
         self._track.drafting(plan)
 
     async def judge_on(self, plan: EditPlan) -> list[SearchHit]:
+        hits = await self._judge_on(plan)
+        self._track.candidates = frozenset(hit.fact.fact_id for hit in hits)
+        return hits
+
+    async def _judge_on(self, plan: EditPlan) -> list[SearchHit]:
         self._track.drafting(plan)
         hits, reprobes = plan.retrieved, 0
         while True:
@@ -206,10 +229,13 @@ class Gate:
             marks = [track.mark() for track in earlier]  # before looking: no progress missed
             verdicts = [await self.verdict(track, plan, hits) for track in earlier]
             depends = [i for i, v in enumerate(verdicts) if v is Verdict.DEPENDS]
-            if depends and self._policy == "predict":
+            if depends and self._policy in _PREDICTED:
                 # Value speculation: judged against the knowledge base as the earlier plans
-                # will leave it, once the plans it depends on are decided (not committed).
+                # will leave it, once the plans it depends on are decided (not committed);
+                # with ``draft``, at once, an undecided one predicted by its extraction.
                 unsettled = [i for i in depends if not earlier[i].settled]
+                if self._policy == "draft":  # waits only where the judgement may end one
+                    unsettled = [i for i in unsettled if _may_end(earlier[i], hits)]
                 if unsettled:
                     self._count("judgement")
                     await _first([(earlier[i], marks[i]) for i in unsettled])
@@ -263,8 +289,9 @@ class Gate:
         facts in, the facts they end out), with the commits counted before; None where it
         cannot be predicted (another policy, a batch recovered, a fact with an end or a
         later event time; the ranking's settings)."""
-        if self._policy != "predict":
+        if self._policy not in _PREDICTED:
             return None
+        self.draft_settled = False  # the overlay is made again: what settled is in it
         overlay = await self._overlay(plan)
         return None if overlay is None else await self._predictor.predict(plan, overlay)
 
@@ -276,16 +303,27 @@ class Gate:
             if track.committed.is_set() or track.written:
                 continue  # in the store: retrieved, not predicted
             if not track.settled:
-                continue  # not decided: predicted to change nothing (the commit checks)
-            if track.plan is None:
+                draft = track.draft
+                if self._policy != "draft" or draft is None or draft.extraction is None:
+                    continue  # not decided: predicted to change nothing (the commit checks)
+                # Predicted by its extraction alone: it adds those facts and ends nothing.
+                # Its judgement may end a candidate, or restate one (no add), and its
+                # reinforces and rewrites come first in its batch (the new facts' ids):
+                # once it is decided, this document checks its candidates again.
+                track.when_settled(self._settled_draft)
+                source = draft
+                planned = draft_adds(draft.extraction)
+            elif track.plan is None:
                 if track.recovered:
                     return None
                 continue
-            source = track.plan
+            else:
+                source = track.plan
+                planned = source.planned
             if source.document.timestamp > when:
                 return None
-            ended |= {p.fact_id for p in source.planned if p.op in _ENDS and p.fact_id}
-            new = [(i, p) for i, p in enumerate(source.planned) if p.op in _NEW]
+            ended |= {p.fact_id for p in planned if p.op in _ENDS and p.fact_id}
+            new = [(i, p) for i, p in enumerate(planned) if p.op in _NEW]
             if any(p.valid_to is not None for _, p in new):
                 return None  # an interval that ends: whether it holds then is the store's
             vectors = await track.vectors([p.text for _, p in new], self._predictor)
@@ -337,6 +375,11 @@ class Gate:
         ]
         return self._predictor.could_change(plan, hits, facts)
 
+    def _settled_draft(self) -> None:
+        self.draft_settled = True
+        if self.on_draft is not None:
+            self.on_draft()
+
     def _waits(self, verdict: Verdict) -> bool:
         if verdict is Verdict.NO_EXTRACTION:
             return self._policy != "speculate"
@@ -347,6 +390,14 @@ class Gate:
         if on not in self._counted:
             self._counted.add(on)
             self._metrics.dependency_waits.labels(on=on).inc()
+
+
+def _may_end(track: Track, hits: Sequence[SearchHit]) -> bool:
+    """Whether ``track``'s judgement, not known yet, may end one of ``hits`` (it may end
+    only its own candidates)."""
+    if track.candidates is None:
+        return True
+    return any(hit.fact.fact_id in track.candidates for hit in hits)
 
 
 async def _first(tracks: list[tuple[Track, asyncio.Event]]) -> None:

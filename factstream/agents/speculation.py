@@ -70,6 +70,8 @@ class Speculation:
         self._poked, self._idle = asyncio.Event(), asyncio.Event()
         self._changed: list[StoredFact] | None = []  # since the last check (None: unknown)
         self._task = asyncio.create_task(self._run(record, recovered, before))
+        if gate is not None:  # ``draft``: an earlier document it was judged on is decided
+            gate.on_draft = lambda: self.poke(None)
 
     def __await__(self) -> Generator[Any, None, Decision]:
         return self.final().__await__()
@@ -136,6 +138,8 @@ class Speculation:
         ):
             self._changed = []  # it saw every commit poked so far
             self._poked.clear()
+        if self._gate is not None and self._gate.draft_settled:
+            self.poke(None)  # judged on an earlier extraction whose judgement is known now
         if plan is None or plan.vector is None:
             return  # no candidates to keep current (bad input, a batch found, a baseline)
         await self._keep_current(plan)

@@ -114,7 +114,7 @@ class Window(Generic[E]):
         # before its batch is recorded and acknowledged (``_written``); these are the facts
         # poked with, for the commit under way (None: not poked yet).
         self._poked: Sequence[StoredFact] | None = None
-        if self._policy == "predict":
+        if self._policy in ("predict", "draft"):
             editor.written = self._written
 
     async def run(

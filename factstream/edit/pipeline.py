@@ -98,6 +98,7 @@ __all__ = [
     "PlannedEdit",
     "batch_id_for",
     "bound_problem",
+    "draft_adds",
     "edit_document",
     "retrieve",
     "normalise",
@@ -496,6 +497,13 @@ def _new_facts(
             known.add(key)
             planned.append(PlannedEdit.adding(fact, decided))
     return planned
+
+
+def draft_adds(extraction: Extraction) -> list[PlannedEdit]:
+    """The adds a plan would make of ``extraction`` were its judgement to edit nothing (the
+    knowledge base a later document is judged on while it is undecided: agents/dependencies.py).
+    """
+    return _new_facts(extraction.facts, set(), extraction.decided_by)
 
 
 # What decided a rag passage: no model, only the splitting rule.

@@ -211,6 +211,25 @@ async def test_documents_decided_on_the_predicted_knowledge_base_commit_the_seri
     assert predicted.lm.most > 2  # several documents' calls at once
 
 
+async def test_documents_decided_on_earlier_extractions_commit_the_serial_result() -> None:
+    # With ``draft`` a document waits for the judgement of an earlier document it depends
+    # on only where that judgement may end one of its candidates (it may end only its
+    # own): here each document ends the mayor the one before it names, a candidate of
+    # both, so it waits as with ``predict`` and is decided about once.
+    values, decisions = conflicting(16)
+    serial, drafted = await _same_as_serial(decisions, values, 8, dependencies="draft")
+    waits = "factstream_dependency_waits_total"
+    again = sum(
+        drafted.sample("factstream_redecisions_total", reason=r, at=at)
+        for r in ("added", "removed", "changed", "reordered")
+        for at in ("early", "commit")
+    )
+    assert again <= 2, again  # the judgements that mattered were waited for
+    assert drafted.sample(waits, on="judgement") > 0
+    assert drafted.sample(waits, on="predicted") >= 8
+    assert drafted.lm.most > 2
+
+
 @pytest.mark.parametrize("policy", ["speculate", "extraction", "wait"])
 async def test_predicted_dependencies_decide_each_document_once(policy: Policy) -> None:
     values, decisions = conflicting(16)
