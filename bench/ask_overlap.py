@@ -12,7 +12,9 @@ question:
   deep, the same distance cut); the two fused here exactly as Weaviate's relative score
   fusion does (``fuse``), and the candidates' records and vectors fetched by id: three
   requests, the first hidden behind the model.
-- the keyword side and the dense side alone, as the overlap sends them, for scale.
+- the keyword side and the dense side alone, as the overlap sends them, for scale, and
+  each only as deep as the store's 13 candidates (the dense leg's HNSW ef follows the
+  depth: 8 x depth within 100..500, so 500 at 100 deep and 104 at 13).
 
 Weaviate's hybrid (v1.38, ``usecases/traverser/explorer_hybrid.go``) runs its two legs at
 once inside one request, each ``QUERY_HYBRID_MAXIMUM_RESULTS`` (100) deep; the vector
@@ -20,7 +22,10 @@ leg's distance cut also drops keyword hits outside it; then ``FusionRelativeScor
 each leg's scores min-max normalised (BM25 score; 1 - distance), weighted (1 - alpha,
 alpha), summed per object, sorted by score, ties by the object's last leg's raw score,
 then by id. Counted: whether the fused candidates equal the hybrid's (ids, in order) for
-every question. Writes ``<stamp>-ask-overlap.json``.
+every question; and, for legs cut to 13, 30 and 50 (what a lower
+``QUERY_HYBRID_MAXIMUM_RESULTS`` would make them, the dense leg as an exact cut of the
+100-deep one, which a smaller HNSW ef need not give), how many questions' fused candidates
+stay the same (in order, and as a set of ``top_k``). Writes ``<stamp>-ask-overlap.json``.
 """
 
 from __future__ import annotations
@@ -42,11 +47,13 @@ import factstream.store.weaviate_store as ws
 from bench import kept
 from bench.measure import summary_ms
 from factstream.ask.valid_time import question_valid_time
+from factstream_lab import provenance
 
 __all__ = ["fuse", "main"]
 
 _NAMESPACE = kept.NAMESPACE
 _LEG = 100  # Weaviate's QUERY_HYBRID_MAXIMUM_RESULTS, the depth of each hybrid leg
+_SHALLOWER = (13, 30, 50)  # legs as deep as that setting would make them, if lowered
 
 
 def fuse(
@@ -111,6 +118,7 @@ async def _measure(clients: Any, settings: Any, asked: list[str]) -> dict[str, A
     times: dict[str, list[float]] = {}
     same = differ = 0
     differences: list[dict[str, Any]] = []
+    shallow_same: dict[str, dict[str, int]] = {}
 
     for i, text in enumerate(asked):
         valid = question_valid_time(text, valid=None, as_of=None, now=datetime.now(UTC))
@@ -134,22 +142,26 @@ async def _measure(clients: Any, settings: Any, asked: list[str]) -> dict[str, A
                 return_metadata=MetadataQuery(score=True),
             )
 
-        async def keyword(q: str = query, f: Any = flt) -> list[tuple[str, float]]:
+        async def keyword(
+            q: str = query, f: Any = flt, depth: int = _LEG
+        ) -> list[tuple[str, float]]:
             got = await facts.query.bm25(
                 q,
                 query_properties=["text"],
                 filters=f,
-                limit=_LEG,
+                limit=depth,
                 return_properties=[],
                 return_metadata=MetadataQuery(score=True),
             )
             return [(str(o.uuid), float(o.metadata.score or 0.0)) for o in got.objects]
 
-        async def dense(vector: list[float], f: Any = flt) -> list[tuple[str, float]]:
+        async def dense(
+            vector: list[float], f: Any = flt, depth: int = _LEG
+        ) -> list[tuple[str, float]]:
             got = await facts.query.near_vector(
                 vector,
                 filters=f,
-                limit=_LEG,
+                limit=depth,
                 return_properties=[],
                 return_metadata=MetadataQuery(distance=True),
             )
@@ -180,10 +192,20 @@ async def _measure(clients: Any, settings: Any, asked: list[str]) -> dict[str, A
             "the keyword leg alone (100 ids and scores)": keyword,
             "the dense leg alone (100 ids and distances)": partial(dense, vector),
             "the hybrid query alone": partial(hybrid, vector),
+            "the keyword leg, 13 deep": partial(keyword, depth=asked_n),
+            "the dense leg, 13 deep": partial(dense, vector, depth=asked_n),
+            "the keyword leg, 30 deep": partial(keyword, depth=30),
+            "the dense leg, 30 deep": partial(dense, vector, depth=30),
         }
         await kept.rotated(i, parts, times)
         theirs = [str(o.uuid) for o in (await hybrid(vector)).objects]
-        ours = fuse(await keyword(), await dense(vector), alpha, max_distance, asked_n)
+        words, near = await keyword(), await dense(vector)
+        ours = fuse(words, near, alpha, max_distance, asked_n)
+        for depth in _SHALLOWER:
+            shallow = fuse(words[:depth], near[:depth], alpha, max_distance, asked_n)
+            agree = shallow_same.setdefault(str(depth), {"same": 0, "same top_k set": 0})
+            agree["same"] += shallow == ours
+            agree["same top_k set"] += set(shallow[:top_k]) == set(ours[:top_k])
         if ours == theirs:
             same += 1
         else:
@@ -195,6 +217,7 @@ async def _measure(clients: Any, settings: Any, asked: list[str]) -> dict[str, A
         "candidates asked": asked_n,
         "fused equals hybrid (ids in order)": {"same": same, "differ": differ},
         "differences (first 5)": differences,
+        "legs cut to a depth, fused here: equal to the 100-deep fusion": shallow_same,
     }
 
 
@@ -203,7 +226,7 @@ async def _run(facts: int, queries: int, out: Path, data: Path, keep: str | None
         started = time.perf_counter()
         result = await _measure(ready.clients, ready.settings, kept.asked(data, queries))
         ready.result["measure_s"] = round(time.perf_counter() - started, 1)
-    return {**ready.result, **result}
+    return {**ready.result, "commit": provenance.commit(), **result}
 
 
 main = kept.cli(_run, "ask-overlap", "Fill, time sequential against overlapped, write the file.")
