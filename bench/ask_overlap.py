@@ -47,7 +47,6 @@ import factstream.store.weaviate_store as ws
 from bench import kept
 from bench.measure import summary_ms
 from factstream.ask.valid_time import question_valid_time
-from factstream_lab import provenance
 
 __all__ = ["fuse", "main"]
 
@@ -226,7 +225,7 @@ async def _run(facts: int, queries: int, out: Path, data: Path, keep: str | None
         started = time.perf_counter()
         result = await _measure(ready.clients, ready.settings, kept.asked(data, queries))
         ready.result["measure_s"] = round(time.perf_counter() - started, 1)
-    return {**ready.result, "commit": provenance.commit(), **result}
+    return {**ready.result, **result}
 
 
 main = kept.cli(_run, "ask-overlap", "Fill, time sequential against overlapped, write the file.")
