@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
+    "HYBRID_SIDE_MIN",
     "POOLED_MAX_FACTS",
     "POOL_PREFIX",
     "Ranked",
@@ -81,6 +82,9 @@ _STOPWORDS = frozenset(
         "with",
     ]
 )
+# Each side of Weaviate's hybrid search keeps at least this many candidates before the
+# fusion (measured against v1.38.14: a limit of 13 fuses the best 100 of each side).
+HYBRID_SIDE_MIN = 100
 # Weaviate's "word" tokenization: runs of letters and digits, lower-cased.
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -130,7 +134,8 @@ def hybrid_ranked(
 
     BM25's statistics (the object count, each word's document frequency, the mean length)
     are ``corpus``'s: every row of the namespace, true or not, as a tenant's inverted index
-    counts its objects. Each side keeps its best ``limit`` (the vector side only those
+    counts its objects. Each side keeps its best ``limit`` or :data:`HYBRID_SIDE_MIN`,
+    whichever is more (the vector side only those
     within ``max_distance``, 1 - cosine; the keyword side only those matching a word), its
     scores min-max normalised to [0, 1] (all equal: each 1), weighted ``alpha`` (vector)
     and ``1 - alpha`` (keyword), and summed. Differences from Weaviate's own: its index may
@@ -146,13 +151,14 @@ def hybrid_ranked(
     mean_len = (sum(lengths) / n_docs) if n_docs else 0.0
     asked = Counter(w for w in words(query) if w not in _STOPWORDS)
     fused: dict[int, float] = {}
+    side = max(limit, HYBRID_SIDE_MIN)
     if alpha > 0:
         vector = [
             (cosines[i], i)
             for i in candidates
             if max_distance is None or 1.0 - cosines[i] <= max_distance
         ]
-        _fuse(fused, sorted(vector, key=lambda s: -s[0])[:limit], alpha)
+        _fuse(fused, sorted(vector, key=lambda s: -s[0])[:side], alpha)
     if alpha < 1 and asked:
         keyword = []
         for i in candidates:
@@ -166,7 +172,7 @@ def hybrid_ranked(
                     score += times * idf * tf[word] * (k1 + 1.0) / (tf[word] + k1 * norm)
             if score > 0:
                 keyword.append((score, i))
-        _fuse(fused, sorted(keyword, key=lambda s: -s[0])[:limit], 1.0 - alpha)
+        _fuse(fused, sorted(keyword, key=lambda s: -s[0])[:side], 1.0 - alpha)
     ranked = [Ranked(i, score) for i, score in fused.items()]
     ranked.sort(key=lambda r: -r.score)
     return ranked[:limit]
