@@ -3,14 +3,17 @@ namespace's own, against the real Weaviate."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 import pytest
+import weaviate
 from unit.store.builders import make_fact, stored
 
 from factstream.config import Settings, StoreSettings
 from factstream.store.base import AppliedBatch, FactCounts, StoredFact
 from factstream.store.pools import pool_of
+from factstream.store.schema import collections_for
 from factstream.store.weaviate_store import WeaviateFactStore
 
 DIM = 8
@@ -121,3 +124,33 @@ async def test_a_pooled_ranking_is_its_own_and_the_tenants(
     finally:
         await own.close()
         await pooled.close()
+
+
+async def test_a_pool_goes_inactive_once_all_its_namespaces_are_idle(
+    weaviate_settings: Settings, store_prefix: str, weaviate_client: weaviate.WeaviateClient
+) -> None:
+    """The sweep deactivates a pool, not a namespace: only when none of its namespaces was
+    used within the idle time; a read or write afterwards finds it as before."""
+    idle_s = 1.0
+    config = StoreSettings(collection_prefix=store_prefix, pools=1, tenant_idle_s=idle_s)
+    store = await WeaviateFactStore.open(weaviate_settings.weaviate, config)
+    facts = weaviate_client.collections.use(collections_for(store_prefix, pooled=True).facts.name)
+    pool = pool_of("quiet", 1)
+    try:
+        for ns in ("quiet", "busy"):
+            await store.upsert(ns, _facts(ns, 3, seed=8))
+            await store.record_batch(ns, AppliedBatch("d1", "d1", 3))
+        await asyncio.sleep(idle_s + 0.2)
+        await store.count_facts("busy")  # one namespace of the pool used: the pool stays
+        swept = await store.deactivate_idle(lambda ns: False)  # pools count as owned
+        assert swept.deactivated == [] and swept.active == 1
+        assert facts.tenants.get()[pool].activity_status.value == "ACTIVE"
+        await asyncio.sleep(idle_s + 0.2)
+        swept = await store.deactivate_idle(lambda ns: False, listing=False)
+        assert swept.deactivated == [pool]
+        assert facts.tenants.get()[pool].activity_status.value == "INACTIVE"
+        assert await store.count_facts("quiet") == FactCounts(3, 0)  # back unnoticed
+        assert await store.applied_batch("busy", "d1") == AppliedBatch("d1", "d1", 3)
+        assert facts.tenants.get()[pool].activity_status.value == "ACTIVE"
+    finally:
+        await store.close()
