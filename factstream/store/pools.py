@@ -118,7 +118,6 @@ class Ranked:
 
 def hybrid_ranked(
     texts: Sequence[str],
-    corpus: Sequence[str],
     cosines: Sequence[float],
     candidates: Sequence[int],
     query: str,
@@ -130,26 +129,19 @@ def hybrid_ranked(
     b: float,
 ) -> list[Ranked]:
     """The hybrid ranking of ``candidates`` (indexes into ``texts``/``cosines``), by fused
-    score, as Weaviate's relative score fusion ranks a tenant holding ``corpus`` alone.
+    score, as Weaviate's relative score fusion ranks a tenant holding ``texts`` alone.
 
     BM25's statistics (the object count, each word's document frequency, the mean length)
-    are ``corpus``'s: every row of the namespace, true or not, as a tenant's inverted index
-    counts its objects. Each side keeps its best ``limit`` or :data:`HYBRID_SIDE_MIN`,
-    whichever is more (the vector side only those
-    within ``max_distance``, 1 - cosine; the keyword side only those matching a word), its
-    scores min-max normalised to [0, 1] (all equal: each 1), weighted ``alpha`` (vector)
-    and ``1 - alpha`` (keyword), and summed. Differences from Weaviate's own: its index may
+    are those of all ``texts``: every row of the namespace, true or not, as a tenant's
+    inverted index counts its objects. Each side keeps its best ``limit`` or
+    :data:`HYBRID_SIDE_MIN`, whichever is more (the vector side only those within
+    ``max_distance``, 1 - cosine; the keyword side only those matching a word), its scores
+    min-max normalised to [0, 1] (all equal: each 1), weighted ``alpha`` (vector) and
+    ``1 - alpha`` (keyword), and summed. Differences from Weaviate's own: its index may
     still count replaced versions of an object until a compaction (here only the current
     ones), it computes cosines in float32, and it fuses over the filter's superset where
     this is given the exact candidates.
     """
-    lengths = [len(words(text)) for text in corpus]
-    df: Counter[str] = Counter()
-    for text in corpus:
-        df.update(set(words(text)))
-    n_docs = len(corpus)
-    mean_len = (sum(lengths) / n_docs) if n_docs else 0.0
-    asked = Counter(w for w in words(query) if w not in _STOPWORDS)
     fused: dict[int, float] = {}
     side = max(limit, HYBRID_SIDE_MIN)
     if alpha > 0:
@@ -159,23 +151,40 @@ def hybrid_ranked(
             if max_distance is None or 1.0 - cosines[i] <= max_distance
         ]
         _fuse(fused, sorted(vector, key=lambda s: -s[0])[:side], alpha)
+    asked = Counter(w for w in words(query) if w not in _STOPWORDS)
     if alpha < 1 and asked:
-        keyword = []
-        for i in candidates:
-            tf = Counter(words(texts[i]))
-            score = 0.0
-            for word, times in asked.items():
-                if tf[word]:
-                    n = df[word]
-                    idf = math.log(1.0 + (n_docs - n + 0.5) / (n + 0.5))
-                    norm = 1.0 - b + b * (len(words(texts[i])) / mean_len if mean_len else 1.0)
-                    score += times * idf * tf[word] * (k1 + 1.0) / (tf[word] + k1 * norm)
-            if score > 0:
-                keyword.append((score, i))
+        keyword = _bm25(texts, candidates, asked, k1, b)
         _fuse(fused, sorted(keyword, key=lambda s: -s[0])[:side], 1.0 - alpha)
     ranked = [Ranked(i, score) for i, score in fused.items()]
     ranked.sort(key=lambda r: -r.score)
     return ranked[:limit]
+
+
+def _bm25(
+    texts: Sequence[str], candidates: Sequence[int], asked: Counter[str], k1: float, b: float
+) -> list[tuple[float, int]]:
+    """The candidates matching a word of ``asked``, with their BM25 scores over ``texts``
+    (each text tokenized once; a word asked twice counts twice)."""
+    tokens = [Counter(words(text)) for text in texts]
+    lengths = [sum(counts.values()) for counts in tokens]
+    n_docs = len(texts)
+    mean_len = sum(lengths) / n_docs if n_docs else 0.0
+    idf = {}
+    for word in asked:
+        n = sum(1 for counts in tokens if word in counts)
+        idf[word] = math.log(1.0 + (n_docs - n + 0.5) / (n + 0.5))
+    scored = []
+    for i in candidates:
+        tf = tokens[i]
+        norm = 1.0 - b + b * (lengths[i] / mean_len if mean_len else 1.0)
+        score = sum(
+            times * idf[word] * tf[word] * (k1 + 1.0) / (tf[word] + k1 * norm)
+            for word, times in asked.items()
+            if word in tf
+        )
+        if score > 0:
+            scored.append((score, i))
+    return scored
 
 
 def _fuse(into: dict[int, float], side: list[tuple[float, int]], weight: float) -> None:

@@ -317,7 +317,6 @@ class WeaviateFactStore:
             asked = min(limit + _TIE_PAST, MAX_RESULTS)
             ranked = hybrid_ranked(
                 texts,
-                texts,
                 cosines,
                 candidates,
                 query,

@@ -36,7 +36,7 @@ def test_words_are_weaviates_word_tokens() -> None:
 def test_keyword_scores_use_the_given_corpus_statistics() -> None:
     texts = ["budget vote", "budget", "river"]
     ranked = hybrid_ranked(
-        texts, texts, [0.0, 0.0, 0.0], [0, 1, 2], "the budget vote",
+        texts, [0.0, 0.0, 0.0], [0, 1, 2], "the budget vote",
         alpha=0.0, max_distance=None, limit=10, k1=1.2, b=0.0,
     )  # fmt: skip
     assert [r.index for r in ranked] == [0, 1]
@@ -47,7 +47,7 @@ def test_fusion_normalises_each_side_and_weights_it() -> None:
     texts = ["a storm", "storm storm", "calm"]
     cosines = [0.9, 0.1, 0.5]
     ranked = hybrid_ranked(
-        texts, texts, cosines, [0, 1, 2], "storm",
+        texts, cosines, [0, 1, 2], "storm",
         alpha=0.5, max_distance=None, limit=10, k1=1.2, b=0.0,
     )  # fmt: skip
     by = {r.index: r.score for r in ranked}
@@ -57,7 +57,7 @@ def test_fusion_normalises_each_side_and_weights_it() -> None:
     assert by[2] == pytest.approx(0.5 * 0.5)
     # A distance cut keeps the far one off the vector side; alone, a side's score is 1.
     cut = hybrid_ranked(
-        texts, texts, cosines, [0, 1, 2], "",
+        texts, cosines, [0, 1, 2], "",
         alpha=1.0, max_distance=0.2, limit=10, k1=1.2, b=0.0,
     )  # fmt: skip
     assert [(r.index, r.score) for r in cut] == [(0, 1.0)]
