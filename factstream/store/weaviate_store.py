@@ -1,7 +1,8 @@
 """WeaviateFactStore: the FactStore on Weaviate (async client v4), the only weaviate importer.
 
-One tenant per namespace in two multi-tenant collections (facts with our own vectors, and
-applied-batch records). Weaviate errors leave this module as factstream StoreErrors.
+One tenant per namespace (or per pool of namespaces: store/pools.py) in two multi-tenant
+collections (facts with our own vectors, and applied-batch records). Weaviate errors leave
+this module as factstream StoreErrors.
 """
 
 from __future__ import annotations
