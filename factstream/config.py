@@ -139,6 +139,15 @@ class StoreSettings(BaseSettings):
         "inactive by the worker owning it (memory freed; its data stays on disk) and active "
         "again on its next edit or question; 0 keeps every tenant active.",
     )
+    pools: int = Field(
+        0,
+        ge=0,
+        le=99_999,
+        description="0: a Weaviate tenant per namespace. P > 0: namespaces share P pool tenants "
+        "(a hash of the name picks one; fixed for a store's life), rows filtered by a "
+        "namespace property, each namespace searched with its own statistics in the process "
+        "(at most 9,999 facts a namespace; docs/operations.md, Small namespaces pooled).",
+    )
     bm25_b: float = Field(
         0.0,
         ge=0,
