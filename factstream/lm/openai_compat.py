@@ -83,6 +83,7 @@ class OpenAICompatLM:
         self.settings = settings
         self.metrics = metrics
         timeout = httpx2.Timeout(settings.timeout_s, connect=settings.connect_timeout_s)
+        self._timeout = timeout  # per request, as the SDK sent it, on a client given too
         self._http = http_client or httpx2.AsyncClient(timeout=timeout)
         self._client = AsyncOpenAI(
             base_url=settings.url,
@@ -181,7 +182,9 @@ class OpenAICompatLM:
         """POST ``body`` to the chat endpoint; the answer's JSON object."""
         url = self._url("/chat/completions")
         try:
-            resp = await self._http.post(url, content=orjson.dumps(body), headers=self._headers)
+            resp = await self._http.post(
+                url, content=orjson.dumps(body), headers=self._headers, timeout=self._timeout
+            )
         except httpx2.TimeoutException as exc:
             raise _Retryable("timeout", "request timed out", outage=True) from exc
         except httpx2.HTTPError as exc:
