@@ -548,6 +548,15 @@ class ApiSettings(BaseSettings):
         "facts contain (a speaker's name in a conversation; factstream.ask.common_words): "
         "two more store rounds a question; false: the words as asked.",
     )
+    subject_bonus: float = Field(
+        0.0,
+        ge=0.0,
+        le=1.0,
+        description="With FACTSTREAM_API_DROP_COMMON_WORDS: added to the fused score (0 to 1) "
+        "of the facts whose subject is a name the question names and the common-word rule "
+        "left out (a conversation's speaker; factstream.ask.subjects); 3x the candidates "
+        "are fetched. 0: off.",
+    )
     max_question_chars: int = Field(2000, ge=1, description="Longest question, characters.")
     time_plan: bool = Field(
         True,
