@@ -24,6 +24,7 @@ from bench.measure import wait_idle
 from bench.report import write_named
 from factstream.clients import Clients, open_clients
 from factstream.config import Settings, load_settings
+from factstream_lab import provenance
 
 __all__ = ["NAMESPACE", "WARM_UP", "Filled", "asked", "cli", "filled", "rotated"]
 
@@ -101,7 +102,7 @@ Run = Callable[[int, int, Path, Path, str | None], Coroutine[Any, Any, dict[str,
 
 def cli(run: Run, kind: str, doc: str) -> Callable[..., None]:
     """A typer command that runs ``run`` (it returns the result, its head from ``filled``)
-    and writes it as ``out/<stamp>-<kind>.json``."""
+    and writes it as ``out/<stamp>-<kind>.json``, with the commit that made it."""
 
     def main(
         facts: int = 100_000,
@@ -111,7 +112,7 @@ def cli(run: Run, kind: str, doc: str) -> Callable[..., None]:
         keep: Keep = None,
     ) -> None:
         result = asyncio.run(run(facts, queries, out, data, keep))
-        write_named(result, out, kind)
+        write_named(provenance.stamped(result), out, kind)
 
     main.__doc__ = doc
     return main

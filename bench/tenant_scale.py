@@ -41,6 +41,7 @@ from bench.own_weaviate import OwnWeaviate
 from bench.report import RESULTS, new_report
 from factstream.config import Settings
 from factstream.store.base import AppliedBatch, StoredFact
+from factstream.store.pools import pool_of
 from factstream.store.weaviate_store import WeaviateFactStore
 from factstream.topics.records import Fact, HistoryEntry
 from factstream_lab.stack.process import free_ports
@@ -122,8 +123,11 @@ def _data_mib(path: Path) -> float:
 
 
 class _Bench:
-    def __init__(self, store: WeaviateFactStore, pid: int, pprof: int, data: Path) -> None:
+    def __init__(
+        self, store: WeaviateFactStore, pid: int, pprof: int, data: Path, pools: int = 0
+    ) -> None:
         self.store, self.pid, self.pprof, self.data = store, pid, pprof, data
+        self.pools = pools
         self.names: list[str] = []
         self.profiles: dict[int, bytes] = {}  # N -> Weaviate's heap profile there
         self.create_ms: list[float] = []  # per group: ms per namespace (both tenants)
@@ -198,7 +202,11 @@ class _Bench:
         store, step = self.store, max(1, len(self.names) // count)
         first: list[float] = []
         second: list[float] = []
-        for k, name in enumerate(self.names[::step][:count]):
+        asked = self.names[::step][:count]
+        if self.pools:  # one namespace a pool: each first ask finds its pool inactive
+            by_pool = {pool_of(name, self.pools): name for name in reversed(asked)}
+            asked = sorted(by_pool.values())
+        for k, name in enumerate(asked):
             vector = _vector(10_000_000 + k)
             for into in (first, second):
                 started = time.perf_counter()
@@ -238,8 +246,10 @@ async def run(
     settle_s: float,
     asks: int,
     go_env: dict[str, str] | None = None,
+    pools: int = 0,
 ) -> dict[str, Any]:
-    """Namespaces up to each N of ``at`` on a private Weaviate (``go_env``: more env for it)."""
+    """Namespaces up to each N of ``at`` on a private Weaviate (``go_env``: more env for it;
+    ``pools``: the store's FACTSTREAM_STORE_POOLS, 0 a tenant per namespace)."""
     (pprof,) = free_ports(1)
     env = {
         "GO_PROFILING_DISABLE": "false",
@@ -258,11 +268,12 @@ async def run(
                 "group": group,
                 "concurrency": concurrency,
                 "settle_s": settle_s,
+                "pools": pools,
                 "start": {"rss_mib": rss_mib(pid), "go_heap_mib": go_heap_mib(pprof)},
             }
             prefix = f"Scale{uuid.uuid4().hex[:8]}"
             store_settings = private.settings.store.model_copy(
-                update={"collection_prefix": prefix, "tenant_idle_s": _IDLE_S}
+                update={"collection_prefix": prefix, "tenant_idle_s": _IDLE_S, "pools": pools}
             )
             store = await WeaviateFactStore.open(private.settings.weaviate, store_settings)
             try:
@@ -270,7 +281,7 @@ async def run(
                     "rss_mib": rss_mib(pid),
                     "go_heap_mib": go_heap_mib(pprof),
                 }
-                bench = _Bench(store, pid, pprof, private.data_dir)
+                bench = _Bench(store, pid, pprof, private.data_dir, pools)
                 out["checkpoints"] = await _grow(
                     bench, sorted(at), group, concurrency, (settle_s, asks)
                 )
@@ -371,6 +382,9 @@ def main(
     weaviate_env: Annotated[
         list[str], typer.Option(help="KEY=VALUE for the private Weaviate; repeat.")
     ] = [],  # noqa: B006
+    pools: Annotated[
+        int, typer.Option(help="FACTSTREAM_STORE_POOLS: 0 a tenant per namespace.")
+    ] = 0,
 ) -> None:
     """Weaviate's cost per inactive tenant against N, store side only (issue 40)."""
     report = new_report("tenant-scale")
@@ -383,6 +397,7 @@ def main(
             settle_s=settle_s,
             asks=asks,
             go_env=dict(item.split("=", 1) for item in weaviate_env),
+            pools=pools,
         )
     )
     result["caveat"] = f"{CAVEAT}, load average {os.getloadavg()[0]:.1f} at the end"

@@ -139,6 +139,15 @@ class StoreSettings(BaseSettings):
         "inactive by the worker owning it (memory freed; its data stays on disk) and active "
         "again on its next edit or question; 0 keeps every tenant active.",
     )
+    pools: int = Field(
+        0,
+        ge=0,
+        le=99_999,
+        description="0: a Weaviate tenant per namespace. P > 0: namespaces share P pool tenants "
+        "(a hash of the name picks one; fixed for a store's life), rows filtered by a "
+        "namespace property, each namespace searched with its own statistics in the process "
+        "(at most 9,999 facts a namespace; docs/operations.md, Small namespaces pooled).",
+    )
     bm25_b: float = Field(
         0.0,
         ge=0,
@@ -540,6 +549,15 @@ class ApiSettings(BaseSettings):
         description="Search a question without the words more than half of the namespace's "
         "facts contain (a speaker's name in a conversation; factstream.ask.common_words): "
         "two more store rounds a question; false: the words as asked.",
+    )
+    subject_bonus: float = Field(
+        0.0,
+        ge=0.0,
+        le=1.0,
+        description="With FACTSTREAM_API_DROP_COMMON_WORDS: added to the fused score (0 to 1) "
+        "of the facts whose subject is a name the question names and the common-word rule "
+        "left out (a conversation's speaker; factstream.ask.subjects); 3x the candidates "
+        "are fetched. 0: off.",
     )
     max_question_chars: int = Field(2000, ge=1, description="Longest question, characters.")
     time_plan: bool = Field(

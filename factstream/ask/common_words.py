@@ -18,7 +18,13 @@ from datetime import datetime
 
 from factstream.store.base import FactStore, WordCounting
 
-__all__ = ["leave_out", "search_words", "without_common_words"]
+__all__ = [
+    "common_names",
+    "common_words_left_out",
+    "leave_out",
+    "search_words",
+    "without_common_words",
+]
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z0-9]+)*")
 _TOKEN = re.compile(r"[a-z0-9]+")  # how the keyword index splits a word (lower case)
@@ -41,6 +47,13 @@ def leave_out(text: str, common: frozenset[str]) -> str:
     return " ".join(_WORD.sub(lambda m: "" if _first(m[0]) in common else m[0], text).split())
 
 
+def common_names(text: str, common: frozenset[str]) -> list[str]:
+    """The capitalised words of ``text`` (names, as asked) whose first token is in
+    ``common``, in order, each once ("Melanie's" gives "Melanie's")."""
+    names = [w for w in _WORD.findall(text) if w[:1].isupper() and _first(w) in common]
+    return list(dict.fromkeys(names))
+
+
 def _first(word: str) -> str:
     tokens = _TOKEN.findall(word.lower())
     return tokens[0] if tokens else ""
@@ -51,8 +64,16 @@ async def without_common_words(
 ) -> str:
     """``text`` without the words more than half of the namespace's facts true at ``as_of``
     contain (one store request of two rounds); as it is on a store that cannot count."""
+    return (await common_words_left_out(store, namespace, text, as_of))[0]
+
+
+async def common_words_left_out(
+    store: FactStore, namespace: str, text: str, as_of: datetime | None
+) -> tuple[str, frozenset[str]]:
+    """``without_common_words``, and the common words found (none on a store that cannot
+    count)."""
     if not isinstance(store, WordCounting):
-        return text
+        return text, frozenset()
     words = search_words(text)
     common = await store.common_words(namespace, words, as_of=as_of)
-    return leave_out(text, common)
+    return leave_out(text, common), common

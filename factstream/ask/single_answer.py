@@ -23,8 +23,9 @@ from factstream.ask.ask_records import (
     prompt_facts,
     used_fact,
 )
-from factstream.ask.common_words import without_common_words
+from factstream.ask.common_words import common_names, common_words_left_out
 from factstream.ask.keywords import keyword_query
+from factstream.ask.subjects import FETCH, favour_subjects
 from factstream.ask.time_plan import TimePlanner
 from factstream.ask.valid_time import DEFAULT_STRIP_TIME, ValidTime, question_valid_time
 from factstream.config import ApiSettings
@@ -58,6 +59,7 @@ async def search_facts(
     resolved: ValidTime | None = None,
     keyword_forms: bool = False,
     drop_common_words: bool = False,
+    subject_bonus: float = 0.0,
 ) -> Retrieval:
     """The query agent's retrieval: the facts true at ``as_of`` that held at the valid time.
 
@@ -78,6 +80,8 @@ async def search_facts(
             text's words (``ask.keywords``); the embedding is of the text as it is.
         drop_common_words: search without the words more than half of the namespace's
             facts contain (``ask.common_words``), on both sides of the hybrid search.
+        subject_bonus: with ``drop_common_words``, added to the score of the facts whose
+            subject is a name left out as common (``ask.subjects``); 0: none.
 
     Returns:
         The facts, best first, as they stood at ``as_of``, and the valid time used.
@@ -87,9 +91,12 @@ async def search_facts(
         request, now or datetime.now(UTC), strip_time, valid_time, planner, timings
     )
     text = valid.search_text
+    names: list[str] = []
     if drop_common_words:
         start = time.perf_counter()
-        text = await without_common_words(store, request.namespace, text, request.as_of)
+        asked = text
+        text, common = await common_words_left_out(store, request.namespace, text, request.as_of)
+        names = common_names(asked, common) if subject_bonus > 0 and text != asked else []
         timings["common_words"] = time.perf_counter() - start
     start = time.perf_counter()
     vector = await _embed_while_preparing(store, embedder, request.namespace, valid, timings, text)
@@ -101,11 +108,13 @@ async def search_facts(
         keywords,
         vector,
         as_of=request.as_of,
-        top_k=top_k,
+        top_k=top_k * FETCH if names else top_k,
         min_similarity=min_similarity,
         alpha=alpha,
         valid=valid.interval,
     )
+    if names:
+        hits = favour_subjects(hits, names, subject_bonus, top_k)
     timings["retrieve"] = time.perf_counter() - start
     return Retrieval([used_fact(hit, request.as_of) for hit in hits], valid)
 
@@ -344,5 +353,6 @@ class AnswerEngine:
             timings=timings,
             keyword_forms=self._settings.keyword_forms,
             drop_common_words=self._settings.drop_common_words,
+            subject_bonus=self._settings.subject_bonus,
             **options,
         )

@@ -17,6 +17,7 @@ from typing import Any, TypedDict, TypeVar, cast
 
 import httpx2
 import openai
+import orjson
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletionMessageParam
 
@@ -160,25 +161,40 @@ class OpenAICompatLM:
     # -- sending ---------------------------------------------------------------------------
 
     async def _create(self, request: CompletionRequest, fields: dict[str, Any]) -> Completion:
+        """One completion, posted with the HTTP client directly: the SDK's request transform
+        and response models cost more CPU than the rest of a call to a fast server (issue 37).
+        Errors become what the SDK's would have (``_posted``)."""
         started = time.monotonic()
+        body: dict[str, Any] = {**_params(self.model, request), **fields}
         async with self._semaphore:
-            with _translated(self.settings.url):
-                reply = await self._client.chat.completions.create(
-                    **_params(self.model, request), extra_body=fields or None
-                )
+            reply = await self._posted(body)
         self.metrics.latency.labels(request.task, self.model).observe(time.monotonic() - started)
-        if not reply.choices:
-            raise LMServerError(self.settings.url, 200, "the answer has no choices")
-        choice = reply.choices[0]
-        usage = Usage()
-        if reply.usage is not None:
-            usage = Usage(reply.usage.prompt_tokens, reply.usage.completion_tokens)
-        return Completion(
-            text=choice.message.content or "",
-            usage=usage,
-            model=reply.model or self.model,
-            finish_reason=choice.finish_reason,
-        )
+        return _completion(self.settings.url, self.model, reply)
+
+    async def _posted(self, body: dict[str, Any]) -> dict[str, Any]:
+        """POST ``body`` to the chat endpoint through the SDK's own request path (its
+        headers, auth and error types), the body serialized by orjson and the answer read
+        raw: the typed ``chat.completions.create`` transforms its parameters and builds
+        response models, which cost more CPU than the rest of a call to a fast server
+        (issue 37). The answer's JSON object."""
+        with _translated(self.settings.url):
+            resp = await self._client.post(
+                "/chat/completions",
+                cast_to=httpx2.Response,
+                content=orjson.dumps(body),
+                options={"headers": {"Content-Type": "application/json"}},
+            )
+        try:
+            reply = orjson.loads(resp.content)
+        except orjson.JSONDecodeError as exc:
+            raise LMServerError(
+                self.settings.url, resp.status_code, f"unusable answer: {exc}"
+            ) from exc
+        if not isinstance(reply, dict):
+            raise LMServerError(
+                self.settings.url, resp.status_code, "unusable answer: not a JSON object"
+            )
+        return reply
 
     async def _create_streamed(
         self, request: CompletionRequest, fields: dict[str, Any], on_token: TokenSink
@@ -396,3 +412,23 @@ def _retry_after(response: httpx2.Response) -> float | None:
         return max(0.0, float(value)) if value is not None else None
     except ValueError:
         return None
+
+
+def _completion(url: str, model: str, reply: dict[str, Any]) -> Completion:
+    """The chat completion answer ``reply`` (its JSON object) as a Completion."""
+    try:
+        choices = reply.get("choices") or []
+        if not choices:
+            raise LMServerError(url, 200, "the answer has no choices")
+        choice = choices[0]
+        usage = Usage()
+        if (counted := reply.get("usage")) is not None:
+            usage = Usage(int(counted["prompt_tokens"]), int(counted["completion_tokens"]))
+        return Completion(
+            text=(choice.get("message") or {}).get("content") or "",
+            usage=usage,
+            model=reply.get("model") or model,
+            finish_reason=choice.get("finish_reason"),
+        )
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise LMServerError(url, 200, f"unusable answer: {exc!r}") from exc

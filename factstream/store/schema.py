@@ -33,6 +33,7 @@ __all__ = [
     "DATE_MIN",
     "ENTITY_PROPERTIES",
     "FACT_PROPERTIES",
+    "NAMESPACE_PROPERTY",
     "CollectionSpec",
     "PropertyValue",
     "PropertySpec",
@@ -180,11 +181,18 @@ _DERIVED = (
 _FLAT_FACT_FIELDS = tuple(spec.name for spec in FACT_PROPERTIES if spec.name not in _DERIVED)
 
 
-def collections_for(prefix: str) -> StoreCollections:
-    """The collections of a store whose names start with ``prefix`` (``{prefix}Fact`` ...)."""
+# The namespace of a row, in stores whose namespaces share pool tenants (store/pools.py):
+# every read and delete of a pooled namespace filters on it.
+NAMESPACE_PROPERTY = PropertySpec("namespace", _TEXT)
+
+
+def collections_for(prefix: str, *, pooled: bool = False) -> StoreCollections:
+    """The collections of a store whose names start with ``prefix`` (``{prefix}Fact`` ...);
+    ``pooled``: with the ``namespace`` property (added to existing collections on open)."""
+    extra = (NAMESPACE_PROPERTY,) if pooled else ()
     return StoreCollections(
-        facts=CollectionSpec(f"{prefix}Fact", FACT_PROPERTIES, vectors=True),
-        batches=CollectionSpec(f"{prefix}AppliedBatch", BATCH_PROPERTIES, vectors=False),
+        facts=CollectionSpec(f"{prefix}Fact", (*FACT_PROPERTIES, *extra), vectors=True),
+        batches=CollectionSpec(f"{prefix}AppliedBatch", (*BATCH_PROPERTIES, *extra), vectors=False),
     )
 
 

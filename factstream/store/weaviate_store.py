@@ -1,7 +1,8 @@
 """WeaviateFactStore: the FactStore on Weaviate (async client v4), the only weaviate importer.
 
-One tenant per namespace in two multi-tenant collections (facts with our own vectors, and
-applied-batch records). Weaviate errors leave this module as factstream StoreErrors.
+One tenant per namespace (or per pool of namespaces: store/pools.py) in two multi-tenant
+collections (facts with our own vectors, and applied-batch records). Weaviate errors leave
+this module as factstream StoreErrors.
 """
 
 from __future__ import annotations
@@ -9,7 +10,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, cast
@@ -17,7 +26,7 @@ from weakref import WeakValueDictionary
 
 import weaviate
 from weaviate import exceptions as wx
-from weaviate.classes.aggregate import Metrics
+from weaviate.classes.aggregate import GroupByAggregate, Metrics
 from weaviate.classes.config import (
     Configure,
     ConsistencyLevel,
@@ -46,6 +55,7 @@ from factstream.store.base import (
     TenantSweep,
 )
 from factstream.store.entities import ENTITY_INDEX_VERSION, is_about
+from factstream.store.pools import POOLED_MAX_FACTS, hybrid_ranked, is_pool, pool_of
 from factstream.store.recent import LastUse, RecentSet
 from factstream.store.replicas import ReplicaRepair, nudged
 from factstream.store.rules import (
@@ -149,6 +159,8 @@ class WeaviateFactStore:
             level
         )
         self._batch_size, self._overfetch = settings.write_batch_size, settings.search_overfetch
+        # 0: a tenant per namespace; P: namespaces share P pool tenants (store/pools.py).
+        self._pools, self._bm25_b = settings.pools, settings.bm25_b
         # Facts written here, for the nodes that come back from a SIGKILL (store.replicas).
         self.replicas = (
             ReplicaRepair(settings.reindex_window_s) if settings.reindex_window_s > 0 else None
@@ -177,7 +189,7 @@ class WeaviateFactStore:
             grpc_port=connection.grpc_port,
             auth_credentials=Auth.api_key(key.get_secret_value()) if key else None,
         )
-        collections = collections_for(settings.collection_prefix)
+        collections = collections_for(settings.collection_prefix, pooled=settings.pools > 0)
         store = cls(client, collections, settings, connection.url)
         try:
             with store._translated("connect"):
@@ -210,6 +222,10 @@ class WeaviateFactStore:
             return []
         await self._ensure_valid_time(namespace, valid)
         await self._ensure_entities(namespace, entities)
+        if self._pools:
+            return await self._pooled_search(
+                namespace, query, vector, as_of, top_k, min_similarity, alpha, valid, entities
+            )
         server_filter = _and(_truth_filter(as_of, include_false=False), _valid_filter(valid, as_of))
         server_filter = _and(server_filter, _entity_filter(entities))
         collection = self._tenant(self._facts, namespace)
@@ -245,6 +261,81 @@ class WeaviateFactStore:
                 return _tie_broken(hits)[:top_k]
             limit = min(limit * _GROWTH, MAX_RESULTS)
 
+    async def _pooled_search(
+        self,
+        namespace: str,
+        query: str,
+        vector: Sequence[float],
+        as_of: datetime | None,
+        top_k: int,
+        min_similarity: float,
+        alpha: float,
+        valid: ValidInterval | None,
+        entities: Sequence[str] | None,
+    ) -> list[SearchHit]:
+        """The search of a pooled namespace, on its own statistics (store/pools.py): every
+        row of the namespace read (one filtered fetch), the exact checks applied, and the
+        rest ranked here as the hybrid search ranks a tenant holding the namespace alone,
+        asking for as many candidates as :meth:`search` would, and more while too few pass
+        the similarity floor.
+
+        Raises:
+            StoreError: the namespace has more than ``POOLED_MAX_FACTS`` facts (it belongs
+                in a tenant of its own: promotion is not built).
+        """
+        collection = self._tenant(self._facts, namespace)
+        with compact_vectors():
+            objects = await self._objects(
+                self._facts,
+                namespace,
+                collection.query.fetch_objects(
+                    filters=self._mine(namespace),
+                    limit=POOLED_MAX_FACTS + 1,
+                    include_vector=True,
+                    return_properties=["record"],
+                ),
+            )
+        if len(objects) > POOLED_MAX_FACTS:
+            raise StoreError(
+                f"namespace {namespace} has more than {POOLED_MAX_FACTS} facts, the most a "
+                "pooled namespace is searched with; it needs a tenant of its own "
+                "(FACTSTREAM_STORE_POOLS=0, or promotion: not built)"
+            )
+        facts = [fact_from_properties(obj.properties) for obj in objects]
+        cosines = similarities(vector, [_vector_of(obj) for obj in objects])
+        candidates = [
+            i
+            for i, fact in enumerate(facts)
+            if visible(fact, as_of)
+            and valid_during(fact, valid, as_of)
+            and (entities is None or is_about(fact, entities))
+        ]
+        max_distance = _max_distance(min_similarity, alpha)
+        floored = max_distance is not None or min_similarity <= -1.0
+        limit = _first_limit(top_k, self._overfetch, as_of, entities, floored=floored)
+        texts = [fact.text for fact in facts]
+        while True:
+            asked = min(limit + _TIE_PAST, MAX_RESULTS)
+            ranked = hybrid_ranked(
+                texts,
+                cosines,
+                candidates,
+                query,
+                alpha=alpha,
+                max_distance=max_distance,
+                limit=asked,
+                k1=BM25_K1,
+                b=self._bm25_b,
+            )
+            hits = [
+                SearchHit(facts[r.index], cosines[r.index], r.score)
+                for r in ranked
+                if cosines[r.index] >= min_similarity
+            ]
+            if len(hits) >= top_k or len(ranked) < asked or asked >= MAX_RESULTS:
+                return _tie_broken(hits)[:top_k]
+            limit = min(limit * _GROWTH, MAX_RESULTS)
+
     async def prepare_read(self, namespace: str, *, valid: ValidInterval | None) -> None:
         """Ready the namespace for a search (``Preparing``), while the caller embeds its
         question: the once-per-process valid-time check, whose read activates an inactive
@@ -253,7 +344,7 @@ class WeaviateFactStore:
         """
         if valid is not None and not valid.is_empty and namespace not in self._valid_ready:
             await self._ensure_valid_time(namespace, valid)
-        elif self.last_use.keep_s > 0 and not self.last_use.in_use(namespace):
+        elif self.last_use.keep_s > 0 and not self.last_use.in_use(self._tenant_name(namespace)):
             collection = self._tenant(self._facts, namespace)
             await self._objects(
                 self._facts,
@@ -311,6 +402,7 @@ class WeaviateFactStore:
             server_filter = _and(
                 _truth_filter(as_of, include_false=include_false), _valid_filter(valid, as_of)
             )
+            server_filter = _and(server_filter, self._mine(namespace))
             if cursor is not None:
                 server_filter = _and(
                     server_filter, Filter.by_property("order_key").greater_than(cursor)
@@ -373,10 +465,10 @@ class WeaviateFactStore:
         with self._translated("count facts"):
             try:
                 result = await self._tenant(self._facts, namespace).aggregate.over_all(
-                    return_metrics=metric, total_count=True
+                    filters=self._mine(namespace), return_metrics=metric, total_count=True
                 )
             except wx.WeaviateQueryError:
-                if await self._facts.tenants.exists(namespace):
+                if await self._facts.tenants.exists(self._tenant_name(namespace)):
                     raise
                 return FactCounts(0, 0)
         truth = result.properties["truth"]
@@ -395,7 +487,7 @@ class WeaviateFactStore:
         if not unique:
             return frozenset()
         collection = self._tenant(self._facts, namespace)
-        truth = _truth_filter(as_of, include_false=False)
+        truth = _and(_truth_filter(as_of, include_false=False), self._mine(namespace))
         with self._translated("count words"):
             try:
                 total = (
@@ -418,7 +510,7 @@ class WeaviateFactStore:
                     )
                 )
             except wx.WeaviateQueryError:
-                if await self._facts.tenants.exists(namespace):
+                if await self._facts.tenants.exists(self._tenant_name(namespace)):
                     raise
                 return frozenset()
         found = zip(unique, counts, strict=True)
@@ -437,7 +529,8 @@ class WeaviateFactStore:
             count("weaviate_write")
             with self._translated("record batch"):
                 await collection.data.insert(
-                    batch_properties(batch), uuid=batch_uuid(namespace, batch.document_id)
+                    self._marked(namespace, batch_properties(batch)),
+                    uuid=batch_uuid(namespace, batch.document_id),
                 )
         except StoreUnavailable:
             raise
@@ -447,18 +540,67 @@ class WeaviateFactStore:
                 raise StoreWriteFailed(namespace, {batch.document_id: str(exc)}) from exc
 
     async def drop_namespace(self, namespace: str) -> None:
-        """Remove the namespace's tenant from both collections (absent tenants are fine)."""
-        with self._translated("drop namespace"):
-            for collection in (self._facts, self._batches):
-                await collection.tenants.remove([namespace])
-        self._tenants.forget(namespace)
+        """Remove the namespace's tenant from both collections (absent tenants are fine);
+        a pooled namespace's rows are deleted from its pool instead."""
+        if self._pools:
+            await self._drop_pooled(namespace)
+        else:
+            with self._translated("drop namespace"):
+                for collection in (self._facts, self._batches):
+                    await collection.tenants.remove([namespace])
+            self._tenants.forget(namespace)
         self._valid_ready.discard(namespace)
         self._entities_ready.discard(namespace)
 
     async def has_namespace(self, namespace: str) -> bool:
-        """Whether the namespace has a tenant (active or not); one lookup, not a listing."""
+        """Whether the namespace has a tenant (active or not); one lookup, not a listing.
+        Pooled: whether its pool holds a row of it (a fact or an applied batch)."""
+        if self._pools:
+            return bool(await self._pooled_names(namespace))
         with self._translated("find namespace"):
             return bool(await self._facts.tenants.exists(namespace))
+
+    async def _drop_pooled(self, namespace: str) -> None:
+        """Delete the namespace's rows from its pool, in both collections (a delete by
+        filter removes at most Weaviate's query maximum at once: repeated until none)."""
+        with self._translated("drop namespace"):
+            for collection in (self._facts, self._batches):
+                if not await collection.tenants.exists(self._tenant_name(namespace)):
+                    continue
+                pool = self._tenant(collection, namespace)
+                while True:
+                    mine = self._mine(namespace)
+                    assert mine is not None  # noqa: S101 - pooled
+                    deleted = await pool.data.delete_many(mine)
+                    if deleted.matches == 0:
+                        break
+        self._valid_ready.discard(namespace)
+        self._entities_ready.discard(namespace)
+
+    async def _pooled_names(self, namespace: str | None, others: Sequence[str] = ()) -> list[str]:
+        """The namespaces with rows in the pools (``namespace``: only it, in its pool),
+        with ``others`` (namespaces of their own tenants), sorted."""
+        names = set(others)
+        with self._translated("list namespaces"):
+            for collection in (self._facts, self._batches):
+                tenants = await collection.tenants.get()
+                pools = (
+                    [t for t in tenants if is_pool(t)]
+                    if namespace is None
+                    else [t for t in [self._tenant_name(namespace)] if t in tenants]
+                )
+                for pool in pools:
+                    result = await collection.with_tenant(pool).aggregate.over_all(
+                        filters=None if namespace is None else self._mine(namespace),
+                        group_by=GroupByAggregate(prop="namespace", limit=MAX_RESULTS * 100),
+                        total_count=True,
+                    )
+                    names |= {
+                        str(group.grouped_by.value)
+                        for group in result.groups
+                        if (group.total_count or 0) > 0
+                    }
+        return sorted(names)
 
     async def deactivate_idle(
         self, owns: Callable[[str], bool], *, listing: bool = True
@@ -484,6 +626,10 @@ class WeaviateFactStore:
         if idle_s <= 0 or self.last_use.known_for() < idle_s:
             return TenantSweep(0, [])
         went_idle, missed = self.last_use.take_idle()
+        if self._pools:
+            # A pool holds namespaces of every partition: the store that used it sweeps it
+            # (a worker's next use activates it again if another made it inactive).
+            owns = _owning_pools(owns)
         if listing or missed:
             with self._translated("list tenants"):
                 tenants = await self._facts.tenants.get()
@@ -515,9 +661,12 @@ class WeaviateFactStore:
                     )
 
     async def namespaces(self) -> list[str]:
-        """The namespaces that have a tenant, sorted."""
+        """The namespaces that have a tenant, sorted; pooled: those with rows in the pools."""
         with self._translated("list namespaces"):
-            return sorted(await self._facts.tenants.get())
+            tenants = sorted(await self._facts.tenants.get())
+        if not self._pools:
+            return tenants
+        return await self._pooled_names(None, [t for t in tenants if not is_pool(t)])
 
     async def close(self) -> None:
         """Close the client's connections."""
@@ -551,11 +700,14 @@ class WeaviateFactStore:
         with self._translated(action):
             for attempt in (1, 2):
                 try:
-                    every = await collection.aggregate.over_all(total_count=True)
-                    passing = await collection.aggregate.over_all(filters=having, total_count=True)
+                    mine = self._mine(namespace)
+                    every = await collection.aggregate.over_all(filters=mine, total_count=True)
+                    passing = await collection.aggregate.over_all(
+                        filters=_and(having, mine), total_count=True
+                    )
                     break
                 except wx.WeaviateQueryError:
-                    if not await self._facts.tenants.exists(namespace):
+                    if not await self._facts.tenants.exists(self._tenant_name(namespace)):
                         return False  # no tenant yet: nothing to backfill, nothing to find
                     if attempt == 2:
                         raise
@@ -580,9 +732,7 @@ class WeaviateFactStore:
         collection = self._tenant(self._facts, namespace)
         done = 0
         with self._translated(f"backfill {what}"):
-            async for obj in collection.iterator(
-                return_properties=["record", "valid_start", "entity_version"]
-            ):
+            async for obj in self._every(collection, namespace):
                 if not lacks(obj.properties):
                     continue
                 record = obj.properties["record"]
@@ -599,9 +749,36 @@ class WeaviateFactStore:
         log.info("backfilled %s of %d facts in namespace %s", what, done, namespace)
 
     def _tenant(self, collection: _Collection, namespace: str) -> _Collection:
-        """The collection's tenant of the namespace; the namespace counts as used now."""
-        self.last_use.used(namespace)
-        return collection.with_tenant(namespace)
+        """The collection's tenant of the namespace (its pool's, pooled); the tenant counts
+        as used now."""
+        name = self._tenant_name(namespace)
+        self.last_use.used(name)
+        return collection.with_tenant(name)
+
+    def _tenant_name(self, namespace: str) -> str:
+        """The namespace's tenant: its own, or its pool (a hash of the name)."""
+        return pool_of(namespace, self._pools) if self._pools else namespace
+
+    def _mine(self, namespace: str) -> FilterReturn | None:
+        """Pooled: the filter keeping the namespace's rows of its pool; else none."""
+        return Filter.by_property("namespace").equal(namespace) if self._pools else None
+
+    def _marked(self, namespace: str, props: dict[str, PropertyValue]) -> dict[str, PropertyValue]:
+        """A row's properties, with its namespace when pooled."""
+        return props | {"namespace": namespace} if self._pools else props
+
+    async def _every(self, collection: _Collection, namespace: str) -> AsyncIterator[_Obj]:
+        """Every object of the namespace (its tenant, or its rows of the pool)."""
+        props = ["record", "valid_start", "entity_version"]
+        if not self._pools:
+            async for obj in collection.iterator(return_properties=props):
+                yield obj
+            return
+        found = await collection.query.fetch_objects(
+            filters=self._mine(namespace), limit=POOLED_MAX_FACTS, return_properties=props
+        )
+        for obj in found.objects:
+            yield obj
 
     def _lock(self, namespace: str) -> asyncio.Lock:
         """The namespace's write lock, kept only while someone holds or waits for it."""
@@ -613,12 +790,12 @@ class WeaviateFactStore:
     def expect(self, namespace: str) -> None:
         """A document of ``namespace`` comes soon: create its tenant (if not known to exist)
         with the other namespaces expected meanwhile, in one request per collection."""
-        self._tenants.expect(namespace)
+        self._tenants.expect(self._tenant_name(namespace))
 
     async def _ensure_tenant(self, namespace: str) -> None:
         # Creating an existing tenant is a no-op in Weaviate, so racing writers are fine;
         # auto tenant creation covers a tenant dropped behind this cache's back.
-        await self._tenants.ensure(namespace)
+        await self._tenants.ensure(self._tenant_name(namespace))
 
     async def _create_tenants(self, names: list[str]) -> None:
         """Create the namespaces' tenants in both collections, one request each, at once."""
@@ -706,7 +883,7 @@ class WeaviateFactStore:
         """Write one batch; the failed fact ids with the server's message for each."""
         objects = [
             DataObject(
-                properties=fact_properties(item.fact),
+                properties=self._marked(namespace, fact_properties(item.fact)),
                 vector=list(item.vector),
                 uuid=fact_uuid(namespace, item.fact.fact_id),
             )
@@ -743,7 +920,7 @@ class WeaviateFactStore:
             collection,
             namespace,
             query.fetch_objects(
-                filters=Filter.by_id().contains_any(ids),
+                filters=_and(Filter.by_id().contains_any(ids), self._mine(namespace)),
                 limit=len(ids),
                 include_vector=with_vectors,
             ),
@@ -772,9 +949,10 @@ class WeaviateFactStore:
                 return list((await query).objects)
             except wx.WeaviateQueryError as exc:
                 missing = "tenant not found" in str(exc) and not sure
-                if not missing and await collection.tenants.exists(namespace):
+                tenant = self._tenant_name(namespace)
+                if not missing and await collection.tenants.exists(tenant):
                     raise
-                self._tenants.forget(namespace)
+                self._tenants.forget(tenant)
                 return []
 
     @contextmanager
@@ -791,6 +969,15 @@ class WeaviateFactStore:
             if is_outage(exc):
                 raise StoreUnavailable(self._url, f"{action}: {exc}") from exc
             raise StoreError(f"{action} at {self._url}: {exc}") from exc
+
+
+def _owning_pools(owns: Callable[[str], bool]) -> Callable[[str], bool]:
+    """``owns`` for namespaces of their own tenants; every pool counts as owned."""
+
+    def owned(tenant: str) -> bool:
+        return is_pool(tenant) or owns(tenant)
+
+    return owned
 
 
 def drop_collections(connection: WeaviateSettings, prefix: str) -> list[str]:

@@ -92,6 +92,7 @@ class Retrieval:
     alpha: float
     keyword_forms: bool = False  # FACTSTREAM_API_KEYWORD_FORMS
     drop_common_words: bool = False  # FACTSTREAM_API_DROP_COMMON_WORDS
+    subject_bonus: float = 0.0  # FACTSTREAM_API_SUBJECT_BONUS
 
 
 def retrieval_of(settings: Settings) -> Retrieval:
@@ -99,7 +100,12 @@ def retrieval_of(settings: Settings) -> Retrieval:
     question is searched)."""
     api = settings.api
     return Retrieval(
-        api.top_k, api.min_similarity, api.alpha, api.keyword_forms, api.drop_common_words
+        api.top_k,
+        api.min_similarity,
+        api.alpha,
+        api.keyword_forms,
+        api.drop_common_words,
+        api.subject_bonus,
     )
 
 
@@ -241,6 +247,7 @@ async def evaluate_temporal(
                 alpha=retrieval.alpha,
                 keyword_forms=retrieval.keyword_forms,
                 drop_common_words=retrieval.drop_common_words,
+                subject_bonus=retrieval.subject_bonus,
                 strip_time=mode.strip_time,
                 valid_time=mode.valid_time,
                 now=now,

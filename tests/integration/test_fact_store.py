@@ -22,19 +22,25 @@ A, B = "desk-a", "desk-b"
 BATCH = 7
 
 
-async def _open(settings: Settings, prefix: str) -> WeaviateFactStore:
-    config = StoreSettings(collection_prefix=prefix, write_batch_size=BATCH)
+# Pools for the pooled store: A and B share one (store/pools.py), so isolation is tested.
+POOLS = 1
+
+
+async def _open(settings: Settings, prefix: str, pools: int = 0) -> WeaviateFactStore:
+    config = StoreSettings(collection_prefix=prefix, write_batch_size=BATCH, pools=pools)
     return await WeaviateFactStore.open(settings.weaviate, config)
 
 
-@pytest.fixture(params=["memory", "weaviate"])
+@pytest.fixture(params=["memory", "weaviate", "weaviate-pooled"])
 async def store(request: pytest.FixtureRequest) -> AsyncIterator[FactStore]:
-    """Each contract test runs once per implementation."""
+    """Each contract test runs once per implementation (Weaviate: a tenant per namespace,
+    and namespaces pooled)."""
     if request.param == "memory":
         yield InMemoryFactStore()
         return
     prefix = request.getfixturevalue("store_prefix")
-    real = await _open(request.getfixturevalue("weaviate_settings"), prefix)
+    pools = POOLS if request.param == "weaviate-pooled" else 0
+    real = await _open(request.getfixturevalue("weaviate_settings"), prefix, pools)
     yield real
     await real.close()
 

@@ -24,6 +24,7 @@ from factstream.edit.materializer import Materializer
 from factstream.embed.fake import HashingEmbedder
 from factstream.store import weaviate_store
 from factstream.store.base import AppliedBatch, FactCounts
+from factstream.store.pools import pool_of
 from factstream.store.schema import collections_for
 from factstream.store.weaviate_store import WeaviateFactStore
 from factstream.streams.changelog import ChangelogPublisher
@@ -48,8 +49,10 @@ def _statuses(client: weaviate.WeaviateClient, prefix: str) -> dict[str, str]:
     }
 
 
-async def _open(settings: Settings, prefix: str, idle_s: float) -> WeaviateFactStore:
-    config = StoreSettings(collection_prefix=prefix, tenant_idle_s=idle_s)
+async def _open(
+    settings: Settings, prefix: str, idle_s: float, pools: int = 0
+) -> WeaviateFactStore:
+    config = StoreSettings(collection_prefix=prefix, tenant_idle_s=idle_s, pools=pools)
     return await WeaviateFactStore.open(settings.weaviate, config)
 
 
@@ -223,13 +226,16 @@ def _batch(ns: str, doc: str, texts: list[str]) -> list[FactEdit]:
     ]
 
 
+@pytest.mark.parametrize("pools", [0, 3])
 async def test_an_inactive_namespace_is_rebuilt_from_the_changelog(
-    stack_factory: StackFactory, weaviate_client: weaviate.WeaviateClient
+    stack_factory: StackFactory, weaviate_client: weaviate.WeaviateClient, pools: int
 ) -> None:
-    stack = await stack_factory()
+    """Pooled too (FACTSTREAM_STORE_POOLS): the namespace's pool is the inactive tenant."""
+    stack = await stack_factory(FACTSTREAM_STORE_POOLS=str(pools))
     ns = "dormant"
+    tenant = pool_of(ns, pools) if pools else ns
     publisher = ChangelogPublisher(stack.settings.kafka)
-    store = await _open(stack.settings, stack.settings.store.collection_prefix, 0.5)
+    store = await _open(stack.settings, stack.settings.store.collection_prefix, 0.5, pools)
     await publisher.start()
     try:
         materializer = Materializer(store, HashingEmbedder(dim=384))
@@ -238,12 +244,12 @@ async def test_an_inactive_namespace_is_rebuilt_from_the_changelog(
             await publisher.publish_batch(edits)
             assert (await materializer.apply(edits)).skipped == []
         await asyncio.sleep(0.6)
-        assert (await store.deactivate_idle(lambda _: True)).deactivated == [ns]
+        assert (await store.deactivate_idle(lambda _: True)).deactivated == [tenant]
     finally:
         await publisher.stop()
         await store.close()
     prefix = stack.settings.store.collection_prefix
-    assert _statuses(weaviate_client, prefix)[ns] == "INACTIVE/INACTIVE"
+    assert _statuses(weaviate_client, prefix)[tenant] == "INACTIVE/INACTIVE"
     run = subprocess.run(
         [sys.executable, "-m", "factstream", "rebuild", "--namespace", ns],
         env={**os.environ, **stack.env},

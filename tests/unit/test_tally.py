@@ -88,3 +88,21 @@ async def test_the_requests_of_a_counted_transaction_count_and_others_do_not(
     with counting(tally):
         await sender.send_atomically([(TopicName.REVIEW, b"ns", record)] * 2)
     assert tally == Counter({"kafka": 4})
+
+
+async def test_a_patch_of_the_client_class_still_sees_the_requests(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The benchmarks count broker requests by patching the client's class after the
+    publisher is made (bench/counting.py): the producer's counter must not bypass it."""
+    monkeypatch.setattr(producer_module, "AIOKafkaProducer", _Producer)
+    sender = TransactionalProducer(Settings().kafka, "unit", "unit-txn")
+    seen: list[Any] = []
+
+    async def patched(self: _Client, *args: Any) -> None:
+        seen.append(args[0])
+
+    monkeypatch.setattr(_Client, "send", patched)
+    record = Document(id="d", namespace="ns", kind="article", text="x", timestamp=T0)  # type: ignore[arg-type]
+    await sender.send_atomically([(TopicName.REVIEW, b"ns", record)])
+    assert seen == ["AddPartitionsToTxn", "Produce", "EndTxn"]

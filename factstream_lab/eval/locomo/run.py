@@ -163,6 +163,7 @@ async def run_locomo(run: LocomoRun, progress: Progress | None = None) -> dict[s
             "alpha": settings.api.alpha,
             "keyword_forms": settings.api.keyword_forms,
             "drop_common_words": settings.api.drop_common_words,
+            "subject_bonus": settings.api.subject_bonus,
             "bm25_b": settings.store.bm25_b,
             "modes": list(MODES),
             "headline_mode": "single",

@@ -270,6 +270,36 @@ async def test_4xx_is_not_retried() -> None:
     assert len(server.bodies()) == 1
 
 
+async def test_the_key_goes_as_a_bearer_header() -> None:
+    server = Server()
+    server.chat = [reply("x")]
+    lm, _ = make_lm(server, force=LlamaCppBackend(), api_key="k-123")
+    await lm.complete(request())
+    await lm.aclose()
+    sent = server.requests[-1]
+    assert sent.headers["authorization"] == "Bearer k-123"
+    assert sent.headers["content-type"] == "application/json"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        httpx2.Response(200, content=b"<html>proxy error</html>"),
+        httpx2.Response(200, json=["not", "an", "object"]),
+        httpx2.Response(200, json={"choices": []}),
+        httpx2.Response(200, json={"choices": [{"message": {"content": "x"}}], "usage": {}}),
+    ],
+)
+async def test_an_unusable_answer_is_a_server_error_not_retried(answer: httpx2.Response) -> None:
+    server = Server()
+    server.chat = [answer]
+    lm, _ = make_lm(server, force=LlamaCppBackend())
+    with pytest.raises(LMServerError):
+        await lm.complete(request())
+    await lm.aclose()
+    assert len(server.bodies()) == 1
+
+
 async def test_outage_makes_callers_wait_and_resume() -> None:
     server = Server()
     down = True
