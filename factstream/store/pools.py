@@ -135,7 +135,8 @@ def hybrid_ranked(
     are those of all ``texts``: every row of the namespace, true or not, as a tenant's
     inverted index counts its objects. Each side keeps its best ``limit`` or
     :data:`HYBRID_SIDE_MIN`, whichever is more (the vector side only those within
-    ``max_distance``, 1 - cosine; the keyword side only those matching a word), its scores
+    ``max_distance``, 1 - cosine; the keyword side only those matching a word and, with a
+    ``max_distance``, only those the vector side kept), its scores
     min-max normalised to [0, 1] (all equal: each 1), weighted ``alpha`` (vector) and
     ``1 - alpha`` (keyword), and summed. Differences from Weaviate's own: its index may
     still count replaced versions of an object until a compaction (here only the current
@@ -144,17 +145,25 @@ def hybrid_ranked(
     """
     fused: dict[int, float] = {}
     side = max(limit, HYBRID_SIDE_MIN)
+    inside: set[int] | None = None
     if alpha > 0:
         vector = [
             (cosines[i], i)
             for i in candidates
             if max_distance is None or 1.0 - cosines[i] <= max_distance
         ]
-        _fuse(fused, sorted(vector, key=lambda s: -s[0])[:side], alpha)
+        kept = sorted(vector, key=lambda s: -s[0])[:side]
+        _fuse(fused, kept, alpha)
+        if max_distance is not None:
+            inside = {i for _, i in kept}
     asked = Counter(w for w in words(query) if w not in _STOPWORDS)
     if alpha < 1 and asked:
-        keyword = _bm25(texts, candidates, asked, k1, b)
-        _fuse(fused, sorted(keyword, key=lambda s: -s[0])[:side], 1.0 - alpha)
+        keyword = sorted(_bm25(texts, candidates, asked, k1, b), key=lambda s: -s[0])[:side]
+        if inside is not None:
+            # With a distance cut Weaviate keeps only the keyword hits its vector side kept
+            # (v1.38's hybrid explorer; read from its source for bench.ask_overlap).
+            keyword = [(score, i) for score, i in keyword if i in inside]
+        _fuse(fused, keyword, 1.0 - alpha)
     ranked = [Ranked(i, score) for i, score in fused.items()]
     ranked.sort(key=lambda r: -r.score)
     return ranked[:limit]

@@ -24,6 +24,8 @@ WORDS = [
 ]
 QUERIES = ("budget vote", "harbour strike council", "the river bridge storm", "mayor")
 ALPHAS = (0.0, 0.5, 0.75, 1.0)
+# No floor, and one that sends Weaviate a distance cut (half the random vectors pass it).
+FLOORS = (-1.0, 0.0)
 
 
 async def _open(settings: Settings, prefix: str, pools: int) -> WeaviateFactStore:
@@ -49,7 +51,12 @@ def _facts(namespace: str, n: int, seed: int) -> list[StoredFact]:
 
 
 async def _ranking(
-    store: WeaviateFactStore, namespace: str, query: str, alpha: float, seed: int
+    store: WeaviateFactStore,
+    namespace: str,
+    query: str,
+    alpha: float,
+    seed: int,
+    floor: float = -1.0,
 ) -> list[tuple[str, float]]:
     hits = await store.search(
         namespace,
@@ -57,7 +64,7 @@ async def _ranking(
         _vector(seed),
         as_of=None,
         top_k=10,
-        min_similarity=-1.0,
+        min_similarity=floor,
         alpha=alpha,
     )
     return [(hit.fact.fact_id, hit.score) for hit in hits]
@@ -109,7 +116,12 @@ async def test_a_pooled_ranking_is_its_own_and_the_tenants(
         facts = _facts("ranked", 160, seed=5)
         await own.upsert("ranked", facts)
         await pooled.upsert("ranked", facts)
-        cases = [(q, alpha, seed) for seed, q in enumerate(QUERIES) for alpha in ALPHAS]
+        cases = [
+            (q, alpha, seed, floor)
+            for seed, q in enumerate(QUERIES)
+            for alpha in ALPHAS
+            for floor in FLOORS
+        ]
         alone = {case: await _ranking(pooled, "ranked", *case) for case in cases}
         for case in cases:
             tenant = await _ranking(own, "ranked", *case)

@@ -61,3 +61,19 @@ def test_fusion_normalises_each_side_and_weights_it() -> None:
         alpha=1.0, max_distance=0.2, limit=10, k1=1.2, b=0.0,
     )  # fmt: skip
     assert [(r.index, r.score) for r in cut] == [(0, 1.0)]
+
+
+def test_a_distance_cut_keeps_only_the_vector_sides_keyword_hits() -> None:
+    texts = ["storm", "storm storm storm", "a storm and rain"]
+    cosines = [0.9, 0.1, 0.8]
+    ranked = hybrid_ranked(
+        texts, cosines, [0, 1, 2], "storm",
+        alpha=0.5, max_distance=0.5, limit=10, k1=1.2, b=0.0,
+    )  # fmt: skip
+    by = {r.index: r.score for r in ranked}
+    # "storm storm storm" is outside the cut: not on the vector side, so not on the
+    # keyword side either, and its BM25 score does not set the keyword side's top (with
+    # it, the two left would score 0 there). With ``b`` 0 the two left tie on BM25: each 1.
+    assert set(by) == {0, 2}
+    assert by[0] == pytest.approx(0.5 * 1 + 0.5 * 1)
+    assert by[2] == pytest.approx(0.5 * 0 + 0.5 * 1)
