@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import uuid
 from collections.abc import (
     AsyncIterator,
@@ -196,7 +197,7 @@ class WeaviateFactStore:
                 await client.connect()
                 for spec in (collections.facts, collections.batches):
                     await _ensure_collection(
-                        client, spec, settings.replication_factor, settings.bm25_b
+                        client, spec, settings.replication_factor, settings.bm25_b, settings.pools
                     )
         except BaseException:
             await client.close()
@@ -1168,12 +1169,19 @@ async def _ensure_collection(
     spec: CollectionSpec,
     replication_factor: int = 1,
     bm25_b: float = BM25_B,
+    pools: int = 0,
 ) -> None:
-    """Create the collection unless it exists; add properties an older version lacked."""
+    """Create the collection unless it exists; add properties an older version lacked.
+
+    Raises:
+        StoreError: the collection exists without multi-tenancy, or with its namespaces laid
+            out otherwise than ``pools`` says (``_layout``).
+    """
     if not await client.collections.exists(spec.name):
         try:
             await client.collections.create(
                 spec.name,
+                description=_layout(pools),
                 properties=[_property(p) for p in spec.properties],
                 vector_config=Configure.Vectors.self_provided() if spec.vectors else None,
                 inverted_index_config=Configure.inverted_index(bm25_b=bm25_b, bm25_k1=BM25_K1),
@@ -1189,6 +1197,14 @@ async def _ensure_collection(
     config = await client.collections.use(spec.name).config.get()
     if not config.multi_tenancy_config.enabled:
         raise StoreError(f"collection {spec.name} exists without multi-tenancy")
+    if (laid_out := _pools_in(config.description)) != pools:
+        # Namespaces would be looked for in tenants that do not hold them: every fact of the
+        # store would seem gone, and new ones would be written beside the old.
+        raise StoreError(
+            f"collection {spec.name} holds its namespaces {_layout_words(laid_out)}, but "
+            f"FACTSTREAM_STORE_POOLS is {pools} ({_layout_words(pools)}): set it to "
+            f"{laid_out}, or rebuild into another collection prefix (factstream rebuild)"
+        )
     if not config.multi_tenancy_config.auto_tenant_activation:
         # Inactive tenants (deactivate_idle) must come back at their next use by themselves.
         await client.collections.use(spec.name).config.update(
@@ -1216,6 +1232,25 @@ async def _ensure_collection(
     for prop in spec.properties:
         if prop.name not in present:
             await client.collections.use(spec.name).config.add_property(_property(prop))
+
+
+def _layout(pools: int) -> str:
+    """The collection's description: how its namespaces map to tenants, read at each open."""
+    return f"factstream: namespaces {_layout_words(pools)}"
+
+
+def _layout_words(pools: int) -> str:
+    return f"in {pools} pool tenants" if pools else "in a tenant each"
+
+
+def _pools_in(description: str | None) -> int:
+    """The pool count a collection was created with (``_layout``); a collection without it
+    was created before pools, with a tenant per namespace: 0."""
+    found = _POOLS_IN.search(description or "")
+    return int(found[1]) if found else 0
+
+
+_POOLS_IN = re.compile(r"^factstream: namespaces in (\d+) pool tenants$")
 
 
 def _property(spec: PropertySpec) -> Property:

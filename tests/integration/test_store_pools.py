@@ -8,9 +8,11 @@ import random
 
 import pytest
 import weaviate
+from fixtures.factories import UniqueName
 from unit.store.builders import make_fact, stored
 
 from factstream.config import Settings, StoreSettings
+from factstream.errors import StoreError
 from factstream.store.base import AppliedBatch, FactCounts, StoredFact
 from factstream.store.pools import pool_of
 from factstream.store.schema import collections_for
@@ -106,12 +108,16 @@ async def test_namespaces_of_one_pool_do_not_see_each_other(
 
 
 async def test_a_pooled_ranking_is_its_own_and_the_tenants(
-    weaviate_settings: Settings, store_prefix: str
+    weaviate_settings: Settings,
+    store_prefix: str,
+    weaviate_client: weaviate.WeaviateClient,
+    unique_name: UniqueName,
 ) -> None:
     """A pooled namespace ranks as the same namespace in a tenant of its own does, and
     its ranking does not move when a neighbour in its pool adds facts with its words."""
+    pooled_prefix = unique_name("Test")  # a store's collections keep one layout
     own = await _open(weaviate_settings, store_prefix, pools=0)
-    pooled = await _open(weaviate_settings, store_prefix, pools=1)
+    pooled = await _open(weaviate_settings, pooled_prefix, pools=1)
     try:
         facts = _facts("ranked", 160, seed=5)
         await own.upsert("ranked", facts)
@@ -136,6 +142,26 @@ async def test_a_pooled_ranking_is_its_own_and_the_tenants(
     finally:
         await own.close()
         await pooled.close()
+        names = collections_for(pooled_prefix)
+        weaviate_client.collections.delete([names.facts.name, names.batches.name])
+
+
+@pytest.mark.parametrize(("made", "asked"), [(0, 4), (4, 0), (4, 5)])
+async def test_a_store_refuses_another_namespace_layout_than_its_collections(
+    weaviate_settings: Settings, store_prefix: str, made: int, asked: int
+) -> None:
+    """Opening collections made with one pool count under another would look for every
+    namespace where it is not: refused, with what to set; the same count opens."""
+    store = await _open(weaviate_settings, store_prefix, pools=made)
+    await store.upsert("kept", _facts("kept", 2, seed=9))
+    await store.close()
+    with pytest.raises(StoreError, match=f"FACTSTREAM_STORE_POOLS is {asked}.*set it to {made}"):
+        await _open(weaviate_settings, store_prefix, pools=asked)
+    again = await _open(weaviate_settings, store_prefix, pools=made)
+    try:
+        assert await again.count_facts("kept") == FactCounts(2, 0)
+    finally:
+        await again.close()
 
 
 async def test_a_pool_goes_inactive_once_all_its_namespaces_are_idle(
