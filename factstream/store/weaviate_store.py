@@ -557,7 +557,7 @@ class WeaviateFactStore:
         """Whether the namespace has a tenant (active or not); one lookup, not a listing.
         Pooled: whether its pool holds a row of it (a fact or an applied batch)."""
         if self._pools:
-            return bool(await self._pooled_names(namespace))
+            return await self._has_pooled(namespace)
         with self._translated("find namespace"):
             return bool(await self._facts.tenants.exists(namespace))
 
@@ -569,30 +569,39 @@ class WeaviateFactStore:
                 if not await collection.tenants.exists(self._tenant_name(namespace)):
                     continue
                 pool = self._tenant(collection, namespace)
+                mine = self._mine(namespace)
+                assert mine is not None  # noqa: S101 - pooled
                 while True:
-                    mine = self._mine(namespace)
-                    assert mine is not None  # noqa: S101 - pooled
                     deleted = await pool.data.delete_many(mine)
                     if deleted.matches == 0:
                         break
         self._valid_ready.discard(namespace)
         self._entities_ready.discard(namespace)
 
-    async def _pooled_names(self, namespace: str | None, others: Sequence[str] = ()) -> list[str]:
-        """The namespaces with rows in the pools (``namespace``: only it, in its pool),
-        with ``others`` (namespaces of their own tenants), sorted."""
+    async def _has_pooled(self, namespace: str) -> bool:
+        """Whether the namespace's pool holds a row of it (a fact or an applied batch): a
+        lookup of the pool and a count, not a listing (the ask path asks it)."""
+        pool, mine = self._tenant_name(namespace), self._mine(namespace)
+        with self._translated("find namespace"):
+            for collection in (self._facts, self._batches):
+                if not await collection.tenants.exists(pool):
+                    continue
+                counted = await collection.with_tenant(pool).aggregate.over_all(
+                    filters=mine, total_count=True
+                )
+                if counted.total_count:
+                    return True
+        return False
+
+    async def _pooled_names(self, others: Sequence[str]) -> list[str]:
+        """The namespaces with rows in the pools, with ``others`` (namespaces of their own
+        tenants), sorted."""
         names = set(others)
         with self._translated("list namespaces"):
             for collection in (self._facts, self._batches):
-                tenants = await collection.tenants.get()
-                pools = (
-                    [t for t in tenants if is_pool(t)]
-                    if namespace is None
-                    else [t for t in [self._tenant_name(namespace)] if t in tenants]
-                )
+                pools = [t for t in await collection.tenants.get() if is_pool(t)]
                 for pool in pools:
                     result = await collection.with_tenant(pool).aggregate.over_all(
-                        filters=None if namespace is None else self._mine(namespace),
                         group_by=GroupByAggregate(prop="namespace", limit=MAX_RESULTS * 100),
                         total_count=True,
                     )
@@ -667,7 +676,7 @@ class WeaviateFactStore:
             tenants = sorted(await self._facts.tenants.get())
         if not self._pools:
             return tenants
-        return await self._pooled_names(None, [t for t in tenants if not is_pool(t)])
+        return await self._pooled_names([t for t in tenants if not is_pool(t)])
 
     async def close(self) -> None:
         """Close the client's connections."""
